@@ -1,0 +1,107 @@
+"""The ``wbm`` command: what wbm knows about a robot, and the entry point of later subcommands.
+
+Usage::
+
+    wbm info [ROBOT]        # a registered robot name (default icub) or a robot config path
+    wbm robots              # the registered robots
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+from wbm_description.exceptions import WbmError
+from wbm_description.registry import DEFAULT_ROBOT, available_robots, load_robot
+from wbm_description.whole_body_model import WholeBodyModel
+
+
+def describe_robot(robot: str) -> str:
+    """A human-readable summary of a robot's config and model."""
+    config = load_robot(robot)
+    model = WholeBodyModel.from_config(config)
+    q = model.initial_configuration()
+    v = np.zeros(model.nv)
+    lines = [
+        f"robot            {config.name}",
+        f"config           {config.config_path}",
+        f"URDF             {config.urdf_path}",
+        f"base             {'floating' if model.floating_base else 'fixed'} ({config.base_link})",
+        f"world frame at   {config.world_reference_link or 'the URDF root'}",
+        f"mass             {model.total_mass:.3f} kg",
+        f"DoF              {model.ndof} actuated joints (nq = {model.nq}, nv = {model.nv})",
+        f"gravity          {config.gravity.tolist()} m/s^2",
+        "",
+        f"{'joint':<20}{'q0 [rad]':>10}{'lower':>9}{'upper':>9}{'tau max':>9}"
+        f"{'kp':>8}{'kd':>7}",
+    ]
+    lower, upper = model.joint_position_limits
+    order = [config.joints.index(name) for name in model.joint_names]
+    for i, name in enumerate(model.joint_names):
+        lines.append(
+            f"{name:<20}{model.initial_posture[i]:>10.3f}{lower[i]:>9.3f}{upper[i]:>9.3f}"
+            f"{model.torque_limits[i]:>9.2f}{config.servo_kp[order[i]]:>8.1f}"
+            f"{config.servo_kd[order[i]]:>7.2f}"
+        )
+    com = model.com_position(q)
+    lines += ["", f"initial CoM      {np.round(com, 4).tolist()} m (world)"]
+    for sole in config.soles:
+        corners = [model.frame_placement(q, sole.frame).act(c) for c in sole.corners()]
+        xy = np.round(np.array(corners)[:, :2], 3).tolist()
+        lines.append(f"sole {sole.name:<11} frame {sole.frame}, corners (x, y) {xy}")
+    for sensor in config.ft_sensors:
+        position = model.frame_placement(q, sensor.frame).translation
+        lines.append(f"F/T {sensor.name:<12} frame {sensor.frame} at {np.round(position, 4).tolist()}")
+    if config.imu_frame:
+        position = model.frame_placement(q, config.imu_frame).translation
+        lines.append(f"IMU              frame {config.imu_frame} at {np.round(position, 4).tolist()}")
+    for tool in config.tools:
+        lines.append(f"tool {tool.name:<11} on {tool.link}")
+    for payload in config.payloads:
+        lines.append(f"payload {payload.name:<8} {payload.mass} kg on {payload.link}")
+    if model.floating_base and len(config.soles) >= 1:
+        feet = [sole.frame for sole in config.soles]
+        reference = {frame: model.frame_placement(q, frame) for frame in feet}
+        # Torques that hold the posture with the feet on the ground, checked by the
+        # contact-constrained forward dynamics.
+        tau, _ = model.static_contact_torques(q, feet)
+        result = model.contact_forward_dynamics(
+            q, v, tau, feet, reference_placements=reference, kp=100.0, kd=20.0
+        )
+        total = sum(w[2] for w in result.contact_wrenches.values())
+        lines.append(
+            f"standing still   vertical contact forces {total:.2f} N "
+            f"(m g = {model.total_mass * 9.81:.2f} N), max |acceleration| "
+            f"{np.abs(result.acceleration).max():.1e} with the static torques"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``wbm`` command."""
+    parser = argparse.ArgumentParser(prog="wbm", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    info = commands.add_parser("info", help="what the model knows about a robot")
+    info.add_argument("robot", nargs="?", default=DEFAULT_ROBOT, help="name or config path")
+    commands.add_parser("robots", help="list the registered robots")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "info":
+            print(describe_robot(args.robot))
+        elif args.command == "robots":
+            print("\n".join(available_robots()))
+    except WbmError as error:
+        print(f"wbm: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def model_info_main() -> int:
+    """Entry point of ``wbm_model_info [ROBOT]``."""
+    return main(["info", *sys.argv[1:]])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

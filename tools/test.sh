@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The README's test command: set up (idempotent), lint, then run the test suite.
+# Extra arguments go to pytest, e.g. `bash tools/test.sh -m "not slow"` or `-k model`.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bash "$root/tools/setup.sh"
+# shellcheck disable=SC1091
+source "$root/.venv/wbm_env.sh"
+cd "$root"
+# Process-level tests use their own DDS domain and stay on this machine.
+export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$(( (RANDOM % 100) + 100 ))}"
+export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
+echo "[wbm test] ruff check"
+ruff check src tests tools
+echo "[wbm test] pytest (ROS_DOMAIN_ID=$ROS_DOMAIN_ID)"
+exec python -m pytest "$@"
