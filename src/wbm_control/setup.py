@@ -16,7 +16,10 @@ setup(
     zip_safe=True,
     maintainer="wbm maintainers",
     maintainer_email="maintainers@wbm-project.org",
-    description="What the robot should do: IK, the whole-body torque controller, balance (ZMP, DCM), base state estimation, trajectories and the controller node.",
+    description=(
+        "What the robot should do: IK, the whole-body torque controller, balance (ZMP, DC"
+        "M), base state estimation, trajectories and the controller node."
+    ),
     license="BSD-3-Clause",
     entry_points={"console_scripts": []},
 )

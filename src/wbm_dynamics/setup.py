@@ -16,7 +16,10 @@ setup(
     zip_safe=True,
     maintainer="wbm maintainers",
     maintainer_email="maintainers@wbm-project.org",
-    description="How the robot moves when simulated: contact models, integrators, actuators and sensors, the simulator, robot backends and the robot-interface node.",
+    description=(
+        "How the robot moves when simulated: contact models, integrators, actuators and s"
+        "ensors, the simulator, robot backends and the robot-interface node."
+    ),
     license="BSD-3-Clause",
     entry_points={"console_scripts": []},
 )

@@ -34,8 +34,7 @@ def describe_robot(robot: str) -> str:
         f"DoF              {model.ndof} actuated joints (nq = {model.nq}, nv = {model.nv})",
         f"gravity          {config.gravity.tolist()} m/s^2",
         "",
-        f"{'joint':<20}{'q0 [rad]':>10}{'lower':>9}{'upper':>9}{'tau max':>9}"
-        f"{'kp':>8}{'kd':>7}",
+        f"{'joint':<20}{'q0 [rad]':>10}{'lower':>9}{'upper':>9}{'tau max':>9}{'kp':>8}{'kd':>7}",
     ]
     lower, upper = model.joint_position_limits
     order = [config.joints.index(name) for name in model.joint_names]
@@ -53,10 +52,14 @@ def describe_robot(robot: str) -> str:
         lines.append(f"sole {sole.name:<11} frame {sole.frame}, corners (x, y) {xy}")
     for sensor in config.ft_sensors:
         position = model.frame_placement(q, sensor.frame).translation
-        lines.append(f"F/T {sensor.name:<12} frame {sensor.frame} at {np.round(position, 4).tolist()}")
+        lines.append(
+            f"F/T {sensor.name:<12} frame {sensor.frame} at {np.round(position, 4).tolist()}"
+        )
     if config.imu_frame:
         position = model.frame_placement(q, config.imu_frame).translation
-        lines.append(f"IMU              frame {config.imu_frame} at {np.round(position, 4).tolist()}")
+        lines.append(
+            f"IMU              frame {config.imu_frame} at {np.round(position, 4).tolist()}"
+        )
     for tool in config.tools:
         lines.append(f"tool {tool.name:<11} on {tool.link}")
     for payload in config.payloads:

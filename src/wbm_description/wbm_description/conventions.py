@@ -31,7 +31,7 @@ GRAVITY = np.array([0.0, 0.0, -9.81])
 """Default gravity in the world frame [m/s^2]."""
 
 
-class Representation(str, enum.Enum):
+class Representation(enum.StrEnum):
     """Velocity representation of frame velocities, Jacobians and the generalized velocity.
 
     Attributes:
@@ -101,7 +101,7 @@ def spatial_linear_first_to_angular_first(vector: np.ndarray) -> np.ndarray:
 
 
 def spatial_angular_first_to_linear_first(vector: np.ndarray) -> np.ndarray:
-    """Reorder a 6D spatial vector (or the rows of a 6 x n matrix) from (ang, lin) to (lin, ang)."""
+    """Reorder a 6D spatial vector (or rows of a 6 x n matrix) from (ang, lin) to (lin, ang)."""
     array = np.asarray(vector, dtype=float)
     return np.concatenate([array[3:6], array[0:3]], axis=0)
 

@@ -188,7 +188,9 @@ class _Reader:
             raise self.fail(key, "a non-empty string", value)
         return value
 
-    def number(self, value: Any, key: str, *, positive: bool = False, nonneg: bool = False) -> float:
+    def number(
+        self, value: Any, key: str, *, positive: bool = False, nonneg: bool = False
+    ) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.fail(key, "a number", value)
         number = float(value)
@@ -225,7 +227,9 @@ class _Reader:
             return np.full(n, self.number(value, key, positive=positive, nonneg=nonneg))
         if isinstance(value, Sequence) and not isinstance(value, str):
             if len(value) != n:
-                raise self.fail(key, f"a list of {n} numbers (one per joint)", f"{len(value)} items")
+                raise self.fail(
+                    key, f"a list of {n} numbers (one per joint)", f"{len(value)} items"
+                )
             return np.array(
                 [
                     self.number(v, f"{key}[{i}]", positive=positive, nonneg=nonneg)
@@ -243,7 +247,9 @@ class _Reader:
         overrides = self.mapping(table.get("joints", {}) or {}, f"{key}.joints")
         for joint, item in overrides.items():
             if joint not in joints:
-                raise self.fail(f"{key}.joints.{joint}", f"one of the config's joints {list(joints)}")
+                raise self.fail(
+                    f"{key}.joints.{joint}", f"one of the config's joints {list(joints)}"
+                )
             array[list(joints).index(joint)] = self.number(
                 item, f"{key}.joints.{joint}", positive=positive, nonneg=nonneg
             )
@@ -282,7 +288,9 @@ def resolve_urdf_path(reader: _Reader, spec: Any) -> Path:
         relative = reader.string(table.get("path"), "urdf.path")
         share = find_package_share(package)
         if share is None:
-            raise reader.fail("urdf.package", "an installed package with a share directory", package)
+            raise reader.fail(
+                "urdf.package", "an installed package with a share directory", package
+            )
         path = share / relative
     if not path.is_file():
         raise reader.fail("urdf", "an existing URDF file", str(path))
@@ -342,7 +350,9 @@ def load_robot_config(path: str | Path) -> RobotConfig:
     posture_raw = reader.mapping(raw.get("initial_posture", {}) or {}, "initial_posture")
     for joint, value in posture_raw.items():
         if joint not in joints:
-            raise reader.fail(f"initial_posture.{joint}", f"one of the config's joints {list(joints)}")
+            raise reader.fail(
+                f"initial_posture.{joint}", f"one of the config's joints {list(joints)}"
+            )
         posture[joints.index(joint)] = reader.number(value, f"initial_posture.{joint}")
 
     limits = reader.mapping(raw.get("joint_limits", {}) or {}, "joint_limits")
@@ -362,8 +372,12 @@ def load_robot_config(path: str | Path) -> RobotConfig:
         lower[joints.index(joint)], upper[joints.index(joint)] = low, high
 
     gains = reader.mapping(raw.get("servo_gains"), "servo_gains")
-    servo_kp = reader.per_joint(gains.get("kp"), "servo_gains.kp", joints, default=None, nonneg=True)
-    servo_kd = reader.per_joint(gains.get("kd"), "servo_gains.kd", joints, default=None, nonneg=True)
+    servo_kp = reader.per_joint(
+        gains.get("kp"), "servo_gains.kp", joints, default=None, nonneg=True
+    )
+    servo_kd = reader.per_joint(
+        gains.get("kd"), "servo_gains.kd", joints, default=None, nonneg=True
+    )
 
     friction = reader.mapping(raw.get("friction", {}) or {}, "friction")
     viscous = reader.per_joint(

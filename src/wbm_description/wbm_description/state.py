@@ -28,7 +28,9 @@ def check_vector(value: object, name: str, size: int) -> np.ndarray:
     try:
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise InputError(name, f"a numeric vector of length {size}", type(value).__name__) from None
+        raise InputError(
+            name, f"a numeric vector of length {size}", type(value).__name__
+        ) from None
     if array.ndim != 1 or array.shape[0] != size:
         raise InputError(name, f"a vector of length {size}", f"shape {array.shape}")
     if not np.all(np.isfinite(array)):
@@ -88,7 +90,7 @@ class WbmState:
         return self.joint_positions.shape[0]
 
     def to_vector(self) -> np.ndarray:
-        """chi as one vector of length 2 * ndof + 13."""
+        """Chi as one vector of length 2 * ndof + 13."""
         return np.concatenate(
             [
                 self.base_position,

@@ -34,8 +34,8 @@ def check_urdf(path: str | Path, text: str | None = None) -> ET.Element:
     """Parse and check a URDF.
 
     Checks: well-formed XML with a <robot> root; every <inertial> has a mass >= 0 (0 only with
-    zero inertia, for a frame link) and a positive semi-definite inertia; every <limit> of a revolute or prismatic joint has lower <= upper and a
-    non-negative effort and velocity.
+    zero inertia, for a frame link) and a positive semi-definite inertia; every <limit> of a
+    revolute or prismatic joint has lower <= upper and a non-negative effort and velocity.
 
     Args:
         path: The URDF file (named in errors).
@@ -86,9 +86,7 @@ def check_urdf(path: str | Path, text: str | None = None) -> ET.Element:
         # semi-definite inertia (point masses are allowed) with non-negative diagonal.
         tolerance = 1e-12  # [kg m^2], round-off of URDF exporters (values like -5e-20)
         if mass == 0.0 and np.abs(inertia).max() > tolerance:
-            raise UrdfError(
-                path, f"link '{name}' inertia", "zero inertia for a zero mass", values
-            )
+            raise UrdfError(path, f"link '{name}' inertia", "zero inertia for a zero mass", values)
         if np.diag(inertia).min() < -tolerance or np.linalg.eigvalsh(inertia).min() < -tolerance:
             raise UrdfError(
                 path,

@@ -161,13 +161,17 @@ class WholeBodyModel:
 
         root_link = _urdf_root_link(check_urdf(path, text))
         if config.base_link != root_link:
-            raise ConfigError(cfg, "base.link", f"the URDF's root link '{root_link}'", config.base_link)
+            raise ConfigError(
+                cfg, "base.link", f"the URDF's root link '{root_link}'", config.base_link
+            )
 
         first = 2 if config.floating_base else 1
         movable = list(full.names[first:])
         for i, joint in enumerate(config.joints):
             if joint not in movable:
-                raise ConfigError(cfg, f"joints[{i}]", f"a movable joint of {path}: {movable}", joint)
+                raise ConfigError(
+                    cfg, f"joints[{i}]", f"a movable joint of {path}: {movable}", joint
+                )
             if full.joints[full.getJointId(joint)].nq != 1:
                 raise ConfigError(cfg, f"joints[{i}]", "a revolute or prismatic joint", joint)
         locked = [full.getJointId(name) for name in movable if name not in config.joints]
@@ -200,7 +204,9 @@ class WholeBodyModel:
         for i, tool in enumerate(config.tools):
             require_frame(tool.link, f"tools[{i}].link")
             if tool.name in frames:
-                raise ConfigError(cfg, f"tools[{i}].name", "a frame name not already used", tool.name)
+                raise ConfigError(
+                    cfg, f"tools[{i}].name", "a frame name not already used", tool.name
+                )
             link_id = model.getFrameId(tool.link)
             link = model.frames[link_id]
             placement = link.placement * pin.SE3(
@@ -271,7 +277,7 @@ class WholeBodyModel:
             raise NameNotFound("joint", name, self.joint_names) from None
 
     def check_configuration(self, q: object, name: str = "q") -> np.ndarray:
-        """q as a finite vector of length nq with a unit base quaternion, or InputError."""
+        """Q as a finite vector of length nq with a unit base quaternion, or InputError."""
         q = check_vector(q, name, self.nq)
         if self.floating_base:
             norm = np.linalg.norm(q[3:7])
@@ -695,7 +701,8 @@ class WholeBodyModel:
         J_c a + dJ_c/dt v = -kd J_c v - kp e_c, where J_c is the mixed frame Jacobian (w.r.t. v),
         e_c the pose error (position, log3 of rotation, world axes) of each contact frame w.r.t.
         its reference placement (none: no position correction), giving
-        f_c = Lambda_c (a_des - dJ_c/dt v - J_c M^-1 (S^T tau - h)), Lambda_c = (J_c M^-1 J_c^T)^-1.
+        f_c = Lambda_c (a_des - dJ_c/dt v - J_c M^-1 (S^T tau - h)),
+        Lambda_c = (J_c M^-1 J_c^T)^-1.
 
         Args:
             q: Configuration (nq,).

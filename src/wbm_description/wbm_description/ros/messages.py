@@ -95,7 +95,9 @@ def joint_arrays_from_message(
     if unknown:
         raise InputError("name", f"joints of the model ({len(joint_index)} known)", unknown)
     if len(set(names)) != len(names):
-        raise InputError("name", "each joint once", sorted({n for n in names if names.count(n) > 1}))
+        raise InputError(
+            "name", "each joint once", sorted({n for n in names if names.count(n) > 1})
+        )
     if require_all and len(names) != len(joint_index):
         missing = [name for name in joint_index if name not in set(names)]
         raise InputError("name", "every joint of the model", f"missing {missing}")
