@@ -28,12 +28,10 @@ def check_vector(value: object, name: str, size: int) -> np.ndarray:
     try:
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise InputError(
-            name, f"a numeric vector of length {size}", type(value).__name__
-        ) from None
-    if array.ndim != 1 or array.shape[0] != size:
+        raise InputError(name, f"a numeric vector of length {size}", type(value).__name__) from None
+    if array.shape != (size,):
         raise InputError(name, f"a vector of length {size}", f"shape {array.shape}")
-    if not np.all(np.isfinite(array)):
+    if not np.isfinite(array).all():
         bad = np.flatnonzero(~np.isfinite(array)).tolist()
         raise InputError(name, "finite values (no NaN or inf)", f"non-finite entries at {bad}")
     return array

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
+import scipy.linalg
 
 from wbm_description.conventions import (
     Representation,
@@ -280,8 +281,9 @@ class WholeBodyModel:
         """Q as a finite vector of length nq with a unit base quaternion, or InputError."""
         q = check_vector(q, name, self.nq)
         if self.floating_base:
-            norm = np.linalg.norm(q[3:7])
-            if abs(norm - 1.0) > 1e-6:
+            squared_norm = q[3:7] @ q[3:7]
+            if abs(squared_norm - 1.0) > 2e-6:
+                norm = np.sqrt(squared_norm)
                 raise InputError(name, "a unit base quaternion in q[3:7]", f"norm {norm:.6g}")
         return q
 
@@ -561,8 +563,7 @@ class WholeBodyModel:
         """Generalized mass matrix, nv x nv, symmetric; w.r.t. v (body) or nu (mixed)."""
         representation = _representation(representation)
         q = self.check_configuration(q)
-        M = pin.crba(self.model, self.data, q)
-        M = np.triu(M) + np.triu(M, 1).T
+        M = pin.crba(self.model, self.data, q).copy()  # Pinocchio 4 fills both triangles
         if representation is Representation.MIXED and self.floating_base:
             M = self._mixed_input(q, self._mixed_input(q, M).T).T
         return M
@@ -760,16 +761,21 @@ class WholeBodyModel:
                     ]
                 )
                 desired[block] -= kp * error
-        chol = np.linalg.cholesky(M)
-        M_inv_JT = _cho_solve(chol, J.T)
-        M_inv_free = _cho_solve(chol, tau - h)
-        contact_inertia_inverse = J @ M_inv_JT
-        if np.linalg.cond(contact_inertia_inverse) > 1e12:
+        mass_factor = scipy.linalg.cho_factor(M)
+        M_inv_JT = scipy.linalg.cho_solve(mass_factor, J.T)
+        M_inv_free = scipy.linalg.cho_solve(mass_factor, tau - h)
+        contact_inertia_inverse = J @ M_inv_JT  # Upsilon_c = J M^-1 J^T = Lambda_c^-1
+        try:
+            contact_factor = scipy.linalg.cho_factor(contact_inertia_inverse)
+        except np.linalg.LinAlgError:
+            contact_factor = None
+        diagonal = np.abs(np.diag(contact_factor[0])) if contact_factor else np.zeros(1)
+        if contact_factor is None or diagonal.min() < 1e-7 * diagonal.max():
             raise SingularConstraintError(
                 f"J M^-1 J^T of contacts {list(contact_frames)} is singular "
                 "(redundant or degenerate contacts)"
             )
-        forces = np.linalg.solve(contact_inertia_inverse, desired - drift - J @ M_inv_free)
+        forces = scipy.linalg.cho_solve(contact_factor, desired - drift - J @ M_inv_free)
         acceleration = M_inv_free + M_inv_JT @ forces
         wrenches = {
             frame: forces[6 * k : 6 * k + 6].copy() for k, frame in enumerate(contact_frames)
@@ -833,11 +839,6 @@ class WholeBodyModel:
         """Gravitational potential energy -m g^T c [J], zero with the CoM at the world origin."""
         q = self.check_configuration(q)
         return float(pin.computePotentialEnergy(self.model, self.data, q))
-
-
-def _cho_solve(lower: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """Solve (L L^T) x = rhs with a lower-triangular Cholesky factor."""
-    return np.linalg.solve(lower.T, np.linalg.solve(lower, rhs))
 
 
 def _urdf_root_link(robot) -> str:
