@@ -28,7 +28,8 @@ def check_vector(value: object, name: str, size: int) -> np.ndarray:
     try:
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise InputError(name, f"a numeric vector of length {size}", type(value).__name__) from None
+        expected = f"a numeric vector of length {size}"
+        raise InputError(name, expected, type(value).__name__) from None
     if array.shape != (size,):
         raise InputError(name, f"a vector of length {size}", f"shape {array.shape}")
     if not np.isfinite(array).all():
