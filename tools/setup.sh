@@ -52,6 +52,19 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! "$vpy" -c 'import wbm_descr
   echo "$want" > "$stamp"
 fi
 
+# The packages' share directories, as colcon would install them, so that `find-pkg-share` finds
+# them: symlinks into the source tree (edits show at once), refreshed on every run.
+mkdir -p "$venv/share/ament_index/resource_index/packages"
+for pkg in wbm_description wbm_dynamics wbm_control; do
+  share="$venv/share/$pkg"
+  mkdir -p "$share"
+  touch "$venv/share/ament_index/resource_index/packages/$pkg"
+  ln -sfn "$root/src/$pkg/package.xml" "$share/package.xml"
+  for dir in "$root/src/$pkg/$pkg/robots" "$root/src/$pkg/rviz" "$root/src/$pkg/config"; do
+    if [ -d "$dir" ]; then ln -sfn "$dir" "$share/$(basename "$dir")"; fi
+  done
+done
+
 # 3. The environment the nodes and tests run in.
 site="$("$vpy" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 tf2_install="$interfaces_ws/install/tf2_msgs"

@@ -11,8 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from wbm_description.registry import robot_config_path
-from wbm_description.urdf_checks import check_urdf
 
 from wbm_description import (
     ConfigError,
@@ -24,6 +22,8 @@ from wbm_description import (
     load_robot,
     load_robot_config,
 )
+from wbm_description.registry import robot_config_path
+from wbm_description.urdf_checks import check_urdf
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 PLANAR_URDF = (DATA / "planar_2link.urdf").read_text()

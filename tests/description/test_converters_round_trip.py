@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
+
+from wbm_description import InputError, WbmState, WholeBodyModel
 from wbm_description.conventions import (
     base_velocity_body_to_mixed,
     base_velocity_mixed_to_body,
@@ -17,8 +19,6 @@ from wbm_description.conventions import (
     spatial_linear_first_to_angular_first,
 )
 from wbm_description.ros import messages
-
-from wbm_description import InputError, WbmState, WholeBodyModel
 
 
 def random_quaternion_xyzw(rng) -> np.ndarray:

@@ -4,6 +4,8 @@ Usage::
 
     wbm info [ROBOT]        # a registered robot name (default icub) or a robot config path
     wbm robots              # the registered robots
+    wbm launch FILE [name:=value ...] [--print] [--duration S]
+                            # run a ROS 2 YAML launch file (where ros2 launch is not installed)
 """
 
 from __future__ import annotations
@@ -89,16 +91,45 @@ def main(argv: list[str] | None = None) -> int:
     info = commands.add_parser("info", help="what the model knows about a robot")
     info.add_argument("robot", nargs="?", default=DEFAULT_ROBOT, help="name or config path")
     commands.add_parser("robots", help="list the registered robots")
+    launch = commands.add_parser("launch", help="run a ROS 2 YAML launch file")
+    launch.add_argument("file", help="the .launch.yaml file")
+    launch.add_argument("arguments", nargs="*", help="launch arguments as name:=value")
+    launch.add_argument("--print", action="store_true", help="print the processes, start none")
+    launch.add_argument("--duration", type=float, help="stop the launch after this many seconds")
     args = parser.parse_args(argv)
     try:
         if args.command == "info":
             print(describe_robot(args.robot))
         elif args.command == "robots":
             print("\n".join(available_robots()))
+        elif args.command == "launch":
+            return launch_main(args)
     except WbmError as error:
         print(f"wbm: error: {error}", file=sys.stderr)
         return 2
     return 0
+
+
+def launch_main(args: argparse.Namespace) -> int:
+    """``wbm launch``: plan the launch file, then run it (or print the plan)."""
+    from wbm_description.launching import plan_launch, run_launch
+
+    overrides = {}
+    for item in args.arguments:
+        name, separator, value = item.partition(":=")
+        if not separator or not name:
+            print(f"wbm launch: error: argument {item!r} is not name:=value", file=sys.stderr)
+            return 2
+        overrides[name] = value
+    plan = plan_launch(args.file, overrides)
+    if args.print:
+        for name, value in plan.arguments.items():
+            print(f"arg {name} = {value!r}  # {plan.descriptions.get(name, '')}")
+        for process in plan.processes:
+            required = " (required)" if process.required else ""
+            print(f"process {process.label}{required}: {' '.join(process.command)}")
+        return 0
+    return run_launch(plan.processes, duration=args.duration)
 
 
 def model_info_main() -> int:

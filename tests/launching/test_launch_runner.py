@@ -1,0 +1,122 @@
+"""``wbm launch`` as a process: Ctrl-C forwarding, required processes, nothing left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.process
+
+SLEEPER = (
+    "import signal, sys, time, pathlib; "
+    "pathlib.Path(sys.argv[1]).write_text(str(__import__('os').getpid())); "
+    "signal.signal(signal.SIGINT, lambda *a: sys.exit(0)); "
+    "time.sleep(60)"
+)
+
+
+def write_launch(directory: Path, entities: list) -> Path:
+    path = directory / "test.launch.yaml"
+    path.write_text(yaml.safe_dump({"launch": entities}, sort_keys=False))
+    return path
+
+
+def sleeper(directory: Path, name: str, **attributes) -> dict:
+    pid_file = directory / f"{name}.pid"
+    return {
+        "executable": {
+            "cmd": f'{sys.executable} -c "{SLEEPER}" {pid_file}',
+            "name": name,
+            **attributes,
+        }
+    }
+
+
+def wait_for_files(paths: list[Path], timeout: float = 20.0) -> list[int]:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if all(path.exists() and path.read_text() for path in paths):
+            return [int(path.read_text()) for path in paths]
+        time.sleep(0.05)
+    raise AssertionError(f"processes did not start: {paths}")
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead for our purpose.
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def start_launch(path: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "wbm_description.cli", "launch", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def test_ctrl_c_stops_every_process(tmp_path):
+    path = write_launch(tmp_path, [sleeper(tmp_path, "a"), sleeper(tmp_path, "b")])
+    launcher = start_launch(path)
+    try:
+        pids = wait_for_files([tmp_path / "a.pid", tmp_path / "b.pid"])
+        launcher.send_signal(signal.SIGINT)
+        output, _ = launcher.communicate(timeout=20)
+        assert launcher.returncode == 0, output
+        assert not any(alive(pid) for pid in pids), output
+    finally:
+        if launcher.poll() is None:
+            os.killpg(launcher.pid, signal.SIGKILL)
+
+
+def test_required_process_ends_the_launch(tmp_path):
+    path = write_launch(
+        tmp_path,
+        [
+            sleeper(tmp_path, "long"),
+            {
+                "executable": {
+                    "cmd": f'{sys.executable} -c "import time, sys; time.sleep(1); sys.exit(3)"',
+                    "name": "short",
+                    "on_exit": "shutdown",
+                }
+            },
+        ],
+    )
+    launcher = start_launch(path)
+    try:
+        (pid,) = wait_for_files([tmp_path / "long.pid"])
+        output, _ = launcher.communicate(timeout=30)
+        assert "short is required: shutting the launch down" in output
+        assert launcher.returncode == 3, output
+        assert not alive(pid)
+    finally:
+        if launcher.poll() is None:
+            os.killpg(launcher.pid, signal.SIGKILL)
+
+
+def test_output_is_prefixed_with_the_process_name(tmp_path):
+    path = write_launch(
+        tmp_path,
+        [{"executable": {"cmd": f"{sys.executable} -c \"print('hello')\"", "name": "greeter"}}],
+    )
+    launcher = start_launch(path)
+    output, _ = launcher.communicate(timeout=30)
+    assert "[greeter] hello" in output
+    assert launcher.returncode == 0
