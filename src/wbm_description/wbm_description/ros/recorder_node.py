@@ -1,0 +1,144 @@
+"""A recorder node: every topic (or a chosen list) into a rosbag2 with MCAP storage.
+
+Where ``ros2 bag`` is not installed (the pip-only ROS 2), this node records what the demo and
+users need: a rosbag2 directory (``metadata.yaml`` plus one ``.mcap`` file) that ``ros2 bag
+info``/``play`` and Foxglove read. Messages are taken serialized (CDR) from DDS and written as is;
+message definitions come from rosbags' ROS 2 Kilted type store.
+
+Parameters:
+    output (str): The bag directory to create; it must not exist [required].
+    topics (str[]): Topics to record; empty records every topic discovered.
+    discovery_period (float): How often new topics are looked for [s] (default 0.5).
+
+Usage: ``wbm_recorder --ros-args -p output:=/tmp/run_bag``; stop it with Ctrl-C (SIGINT) or
+SIGTERM, which closes the bag.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.typesys import Stores, get_typestore
+
+_TYPESTORE = get_typestore(Stores.ROS2_KILTED)
+
+
+class Recorder(Node):
+    """Subscribes to topics with raw (serialized) messages and writes them to an MCAP bag."""
+
+    def __init__(self) -> None:
+        super().__init__("wbm_recorder")
+        output = self.declare_parameter("output", "").value
+        if not output:
+            raise ValueError("parameter 'output': expected the bag directory to create")
+        self.topics = list(self.declare_parameter("topics", [""]).value or [])
+        self.topics = [topic for topic in self.topics if topic]
+        period = float(self.declare_parameter("discovery_period", 0.5).value)
+        if not period > 0.0:
+            raise ValueError(f"parameter 'discovery_period': expected > 0 s, got {period}")
+        self.path = Path(output)
+        if self.path.exists():
+            raise ValueError(f"parameter 'output': {self.path} exists; rosbag2 needs a new path")
+        self.writer = Writer(self.path, version=9, storage_plugin=StoragePlugin.MCAP)
+        self.writer.open()
+        self.connections: dict[str, object] = {}
+        self.subscriptions_by_topic: dict[str, object] = {}
+        self.counts: dict[str, int] = {}
+        self.skipped: set[str] = set()
+        self.create_timer(period, self.discover)
+        self.discover()
+        self.get_logger().info(f"recording to {self.path}")
+
+    def discover(self) -> None:
+        """Subscribe to topics not yet recorded."""
+        for topic, types in self.get_topic_names_and_types():
+            if topic in self.subscriptions_by_topic or topic in self.skipped:
+                continue
+            if self.topics and topic not in self.topics:
+                continue
+            type_name = types[0]
+            if type_name not in _TYPESTORE.types:
+                self.skipped.add(topic)
+                self.get_logger().warning(f"not recording {topic}: unknown type {type_name}")
+                continue
+            message_class = _message_class(type_name)
+            if message_class is None:
+                self.skipped.add(topic)
+                self.get_logger().warning(f"not recording {topic}: cannot import {type_name}")
+                continue
+            latched = any(
+                info.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
+                for info in self.get_publishers_info_by_topic(topic)
+            )
+            qos = QoSProfile(
+                depth=1000,
+                history=HistoryPolicy.KEEP_LAST,
+                reliability=ReliabilityPolicy.RELIABLE,
+                durability=(
+                    DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE
+                ),
+            )
+            self.connections[topic] = self.writer.add_connection(
+                topic, type_name, typestore=_TYPESTORE
+            )
+            self.counts[topic] = 0
+            self.subscriptions_by_topic[topic] = self.create_subscription(
+                message_class,
+                topic,
+                lambda data, topic=topic: self.write(topic, data),
+                qos,
+                raw=True,
+            )
+
+    def write(self, topic: str, data: bytes) -> None:
+        """Write one serialized message, stamped with the receive time [ns]."""
+        stamp = self.get_clock().now().nanoseconds
+        self.writer.write(self.connections[topic], stamp, data)
+        self.counts[topic] += 1
+
+    def close(self) -> None:
+        """Close the bag (writes metadata.yaml)."""
+        self.writer.close()
+        summary = ", ".join(f"{topic}: {count}" for topic, count in sorted(self.counts.items()))
+        self.get_logger().info(f"wrote {self.path} ({summary})")
+
+
+def _message_class(type_name: str):
+    package, _, name = type_name.split("/")
+    try:
+        module = __import__(f"{package}.msg", fromlist=[name])
+    except ImportError:
+        return None
+    return getattr(module, name, None)
+
+
+def main(args: list[str] | None = None) -> int:
+    """Entry point of ``wbm_recorder``."""
+    rclpy.init(args=args)
+    signal.signal(signal.SIGTERM, lambda *_: rclpy.try_shutdown())
+    try:
+        node = Recorder()
+    except ValueError as error:
+        print(f"wbm_recorder: error: {error}", file=sys.stderr)
+        rclpy.try_shutdown()
+        return 2
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.close()
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
