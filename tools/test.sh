@@ -4,6 +4,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/tools/setup.sh"
+# The browser-viewer test drives Debian's chromium (installed once, skipped when present).
+bash "$root/tools/install_browser.sh"
 # shellcheck disable=SC1091
 source "$root/.venv/wbm_env.sh"
 cd "$root"

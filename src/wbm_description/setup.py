@@ -15,6 +15,7 @@ setup(
         ("share/ament_index/resource_index/packages", [f"resource/{package_name}"]),
         (f"share/{package_name}", ["package.xml"]),
         (f"share/{package_name}/robots", glob(f"{package_name}/robots/*")),
+        (f"share/{package_name}/rviz", glob("rviz/*.rviz")),
     ],
     install_requires=["setuptools", "numpy", "pyyaml"],
     zip_safe=True,
@@ -27,6 +28,11 @@ setup(
             "wbm = wbm_description.cli:main",
             "wbm_model_info = wbm_description.cli:model_info_main",
             "wbm_benchmark_model = wbm_description.benchmark_model:main",
+            "wbm_state_publisher = wbm_description.ros.state_publisher_node:main",
+            "wbm_viewer = wbm_description.ros.viewer_node:main",
+            "wbm_recorder = wbm_description.ros.recorder_node:main",
+            "wbm_benchmark_state_publisher = "
+            "wbm_description.ros.benchmark_state_publisher:main",
         ],
     },
 )

@@ -1,0 +1,160 @@
+"""The robot-state inputs shared by the state publisher and the viewer: validated, latest values.
+
+Subscribes to ``joint_states`` (sensor_msgs/JointState), the base pose topic (nav_msgs/Odometry,
+floating base only) and ``<ft_topic_prefix><sensor>`` (geometry_msgs/WrenchStamped) for every F/T
+sensor of the robot config. Malformed messages (unknown or missing joints, length mismatch,
+NaN/inf, a non-unit quaternion, a wrong frame) are dropped and reported at most once per
+``invalid_input_log_period`` per topic; the last good values are kept.
+
+Inputs use best-effort QoS, which matches both reliable and best-effort publishers, with a
+100-message queue: 0.1 s of joint_states at 1 kHz, so that a node the scheduler holds back for a
+few milliseconds catches up instead of dropping messages.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+from geometry_msgs.msg import WrenchStamped
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+
+from wbm_description.exceptions import InputError
+from wbm_description.ros.messages import (
+    base_from_odometry,
+    joint_arrays_from_message,
+    seconds_from_time,
+    wrench_from_message,
+)
+from wbm_description.state_publisher_settings import StatePublisherSettings
+from wbm_description.whole_body_model import WholeBodyModel
+
+INPUT_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT)
+
+
+class DroppedInputReporter:
+    """Counts dropped messages per topic and logs at most one report per period."""
+
+    def __init__(self, node: Node, period: float):
+        self._node = node
+        self._period = period
+        self._last_report: dict[str, float] = {}
+        self._dropped: dict[str, int] = {}
+        self.total_dropped = 0
+
+    def drop(self, topic: str, error: Exception) -> None:
+        """Record a dropped message on ``topic`` and report it if the period has passed."""
+        self.total_dropped += 1
+        self._dropped[topic] = self._dropped.get(topic, 0) + 1
+        now = time.monotonic()
+        if now - self._last_report.get(topic, -np.inf) >= self._period:
+            count = self._dropped.pop(topic)
+            self._last_report[topic] = now
+            self._node.get_logger().warning(
+                f"dropped {count} message(s) on '{topic}', keeping the last good values: {error}"
+            )
+
+
+class RobotStateInputs:
+    """Latest valid joint positions, base configuration and F/T readings of one robot.
+
+    Args:
+        node: The node that owns the subscriptions.
+        model: The whole-body model (joint names, F/T sensors, base type).
+        settings: Topic names and the report period.
+        on_joint_state: Called after every valid joint_states message with its stamp [s].
+
+    Attributes:
+        joint_positions: Latest joint positions in model order [rad], or None.
+        stamp: Header stamp of the latest valid joint_states (builtin_interfaces/Time), or None.
+        base_configuration: Latest base (x, y, z, qx, qy, qz, qw) in the world; None until a
+            valid odometry message arrived, and always for a fixed base.
+        readings: Latest (force, torque) per F/T sensor name, sensor frame.
+    """
+
+    def __init__(
+        self,
+        node: Node,
+        model: WholeBodyModel,
+        settings: StatePublisherSettings,
+        on_joint_state: Callable[[], None] | None = None,
+    ):
+        self._model = model
+        self._joint_index = {name: i for i, name in enumerate(model.joint_names)}
+        self._on_joint_state = on_joint_state
+        self._base_names = {model.config.base_link, settings.frame_prefix + model.config.base_link}
+        self.reporter = DroppedInputReporter(node, settings.invalid_input_log_period)
+        self.joint_positions: np.ndarray | None = None
+        self.stamp = None
+        self.stamp_seconds = 0.0
+        self.base_configuration: np.ndarray | None = None
+        self.readings: dict[str, np.ndarray] = {}
+        node.create_subscription(JointState, "joint_states", self._joint_state, INPUT_QOS)
+        if model.floating_base:
+            self._odom_topic = settings.base_pose_topic
+            node.create_subscription(Odometry, settings.base_pose_topic, self._odometry, INPUT_QOS)
+        for sensor in model.config.ft_sensors:
+            frames = {sensor.frame, settings.frame_prefix + sensor.frame}
+            topic = f"{settings.ft_topic_prefix}{sensor.name}"
+            node.create_subscription(
+                WrenchStamped,
+                topic,
+                lambda message, s=sensor.name, f=frames, t=topic: self._wrench(message, s, f, t),
+                INPUT_QOS,
+            )
+
+    def _joint_state(self, message: JointState) -> None:
+        try:
+            arrays = joint_arrays_from_message(message, self._joint_index, require_all=True)
+            if arrays.position is None:
+                raise InputError("position", f"{self._model.ndof} joint positions", "none")
+        except InputError as error:
+            self.reporter.drop("joint_states", error)
+            return
+        positions = np.empty(self._model.ndof)
+        positions[arrays.indices] = arrays.position
+        self.joint_positions = positions
+        self.stamp = message.header.stamp
+        self.stamp_seconds = seconds_from_time(message.header.stamp)
+        if self._on_joint_state is not None:
+            self._on_joint_state()
+
+    def _odometry(self, message: Odometry) -> None:
+        try:
+            if message.child_frame_id and message.child_frame_id not in self._base_names:
+                raise InputError(
+                    "child_frame_id",
+                    f"the base link {sorted(self._base_names)}",
+                    message.child_frame_id,
+                )
+            configuration, _ = base_from_odometry(message)
+        except InputError as error:
+            self.reporter.drop(self._odom_topic, error)
+            return
+        self.base_configuration = configuration
+
+    def _wrench(self, message: WrenchStamped, sensor: str, frames: set[str], topic: str) -> None:
+        try:
+            if message.header.frame_id and message.header.frame_id not in frames:
+                raise InputError(
+                    "header.frame_id",
+                    f"the sensor frame {sorted(frames)}",
+                    message.header.frame_id,
+                )
+            self.readings[sensor] = wrench_from_message(message.wrench)
+        except InputError as error:
+            self.reporter.drop(topic, error)
+
+    def configuration(self) -> np.ndarray | None:
+        """The latest full configuration q, or None until joints (and the base) are known."""
+        if self.joint_positions is None:
+            return None
+        if not self._model.floating_base:
+            return self.joint_positions.copy()
+        if self.base_configuration is None:
+            return None
+        return np.concatenate([self.base_configuration, self.joint_positions])
