@@ -21,5 +21,12 @@ setup(
         "M), base state estimation, trajectories and the controller node."
     ),
     license="BSD-3-Clause",
-    entry_points={"console_scripts": []},
+    entry_points={
+        "console_scripts": [
+            "wbm_controller = wbm_control.ros.controller_node:main",
+            "wbm_benchmark_controller = wbm_control.benchmark:main",
+            "wbm_scenario = wbm_control.ros.scenario_node:main",
+            "wbm_demo = wbm_control.demo.run:main",
+        ]
+    },
 )

@@ -1,0 +1,274 @@
+"""Base state estimation from what a real robot has: IMU and leg kinematics.
+
+- Orientation: the IMU's orientation in the world composed with the IMU's placement in the base
+  from joint kinematics, R_world_base = R_world_imu R_base_imu(q_j)^T.
+- Angular velocity: the gyro reads omega_imu = R_base_imu^T omega_base + J_omega,joints dq (IMU
+  axes), solved for omega_base (base axes).
+- Position: a loaded sole (F/T normal force above a threshold) is assumed fixed at its anchor,
+  the world position it had when it became loaded; the base position is the one that puts the
+  loaded soles at their anchors (averaged, weighted by normal force).
+- Linear velocity: the loaded soles' origins do not move, J_sole,lin v = 0, solved for the base
+  linear velocity (least squares over the loaded soles).
+
+No ground truth is used. Before any foot is loaded the reference sole (``initial_sole``) is
+anchored at ``initial_sole_position`` (default the world origin, where wbm puts the world frame).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from wbm_control.balance import ft_wrenches_in_world
+from wbm_control.exceptions import InputError
+from wbm_description.conventions import rotation_from_quaternion_xyzw
+from wbm_description.robot_io import RobotReadings
+from wbm_description.whole_body_model import WholeBodyModel
+
+_LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+_LOCAL = pin.ReferenceFrame.LOCAL
+
+
+@dataclass(frozen=True)
+class BaseEstimate:
+    """The estimated state, in Pinocchio's layout.
+
+    Attributes:
+        q: Configuration (base pose in the world, joint positions) (nq,).
+        v: Velocity (base twist in base axes, joint velocities) (nv,).
+        loaded_soles: Sole names assumed fixed in this estimate.
+        foot_wrenches_world: F/T sensor name to ground-on-foot wrench about the world origin.
+        normal_forces: Sole name to normal force [N] from its F/T sensor.
+    """
+
+    q: np.ndarray
+    v: np.ndarray
+    loaded_soles: tuple[str, ...]
+    foot_wrenches_world: dict[str, np.ndarray]
+    normal_forces: dict[str, float]
+
+
+class BaseEstimator:
+    """IMU + leg-kinematics base estimator (see the module docstring).
+
+    Args:
+        model: The whole-body model (floating base).
+        load_threshold: Normal force above which a sole becomes loaded [N].
+        unload_threshold: Normal force below which a loaded sole is released [N] (hysteresis).
+        initial_sole: Sole anchored at start; default the one on the world reference link.
+        initial_sole_position: Its world position at start [m].
+        initial_soles: Other soles also anchored at start, where the kinematics put them
+            relative to ``initial_sole`` (a robot that starts standing on them).
+
+        velocity_cutoff: Cut-off frequency [Hz] of a first-order low-pass filter on the base
+            linear velocity (world axes); None: unfiltered. Soles on a compliant ground are not
+            perfectly fixed: the filter keeps their vibration out of the estimate.
+
+    A sole anchored at start is released only after its load has once exceeded
+    ``load_threshold`` (the first samples of a robot put down on the ground read no load).
+    """
+
+    def __init__(
+        self,
+        model: WholeBodyModel,
+        *,
+        load_threshold: float = 40.0,
+        unload_threshold: float = 20.0,
+        initial_sole: str | None = None,
+        initial_sole_position: np.ndarray | None = None,
+        initial_soles: tuple[str, ...] = (),
+        velocity_cutoff: float | None = None,
+    ):
+        config = model.config
+        if not config.floating_base:
+            raise InputError("model", "a floating-base model", config.name)
+        if config.imu_frame is None:
+            raise InputError("model", "a robot config with an IMU frame", config.name)
+        if not unload_threshold <= load_threshold:
+            raise InputError(
+                "unload_threshold",
+                f"at most load_threshold ({load_threshold} N)",
+                unload_threshold,
+            )
+        self.model = model
+        self.pin_model = model.model
+        self.data = model.model.createData()
+        self.load_threshold = float(load_threshold)
+        self.unload_threshold = float(unload_threshold)
+        self.imu_frame_id = model.frame_id(config.imu_frame)
+        self.sole_frame_ids = {sole.name: model.frame_id(sole.frame) for sole in config.soles}
+        # Each sole's F/T sensor: the sensor on the same joint (body) as the sole frame.
+        frames = self.pin_model.frames
+        self.sensor_of_sole: dict[str, str] = {}
+        self.sensor_frame_ids: dict[str, int] = {}
+        for sensor in config.ft_sensors:
+            sensor_id = model.frame_id(sensor.frame)
+            self.sensor_frame_ids[sensor.name] = sensor_id
+            for sole, sole_id in self.sole_frame_ids.items():
+                if frames[sole_id].parentJoint == frames[sensor_id].parentJoint:
+                    self.sensor_of_sole[sole] = sensor.name
+        if initial_sole is None:
+            matches = [s.name for s in config.soles if s.frame == config.world_reference_link]
+            initial_sole = matches[0] if matches else config.soles[0].name
+        if initial_sole not in self.sole_frame_ids:
+            raise InputError("initial_sole", f"one of {list(self.sole_frame_ids)}", initial_sole)
+        self.initial_sole = initial_sole
+        for name in initial_soles:
+            if name not in self.sole_frame_ids:
+                raise InputError("initial_soles", f"names among {list(self.sole_frame_ids)}", name)
+        self.initial_soles = tuple(initial_soles)
+        if velocity_cutoff is not None and not velocity_cutoff > 0.0:
+            raise InputError(
+                "velocity_cutoff", "a positive frequency [Hz] or None", velocity_cutoff
+            )
+        self.velocity_cutoff = velocity_cutoff
+        self.initial_sole_position = (
+            np.zeros(3)
+            if initial_sole_position is None
+            else np.asarray(initial_sole_position, dtype=float)
+        )
+        self.reset()
+
+    def reset(self, anchors: Mapping[str, np.ndarray] | None = None) -> None:
+        """Forget the state; optionally give the soles' world positions to anchor them at."""
+        self._anchors: dict[str, np.ndarray] = {
+            k: np.asarray(p, dtype=float).copy() for k, p in (anchors or {}).items()
+        }
+        self._loaded: set[str] = set(self._anchors)
+        self._armed: set[str] = set(self._anchors)  # may be released when their load drops
+        self._last: BaseEstimate | None = None
+        self._last_time: float | None = None
+
+    @property
+    def anchors(self) -> dict[str, np.ndarray]:
+        """Sole name to the world position it is assumed fixed at (loaded soles only)."""
+        return {k: v.copy() for k, v in self._anchors.items()}
+
+    def _orientation(self, readings: RobotReadings, q_joints: np.ndarray) -> np.ndarray:
+        """R_world_base from the IMU and the joint kinematics (base at identity)."""
+        q = pin.neutral(self.pin_model)
+        q[7:] = q_joints
+        pin.framesForwardKinematics(self.pin_model, self.data, q)
+        rotation_imu_in_base = self.data.oMf[self.imu_frame_id].rotation
+        rotation_imu_in_world = rotation_from_quaternion_xyzw(readings.imu.orientation_xyzw)
+        rotation = rotation_imu_in_world @ rotation_imu_in_base.T
+        # Re-orthonormalize (the quaternion is normalized, rounding only).
+        u, _, vt = np.linalg.svd(rotation)
+        return u @ vt
+
+    def update(self, readings: RobotReadings) -> BaseEstimate:
+        """Estimate the base state from one sample of the robot's sensors.
+
+        Raises:
+            InputError: No IMU reading, or non-finite values.
+        """
+        if readings.imu is None:
+            raise InputError("readings.imu", "an IMU reading (the estimator needs it)")
+        q_j = np.asarray(readings.joint_positions, dtype=float)
+        dq_j = np.asarray(readings.joint_velocities, dtype=float)
+        ndof = self.pin_model.nv - 6
+        for name, value in (("joint_positions", q_j), ("joint_velocities", dq_j)):
+            if value.shape != (ndof,) or not np.all(np.isfinite(value)):
+                raise InputError(f"readings.{name}", f"{ndof} finite values", value.shape)
+        gyro = np.asarray(readings.imu.angular_velocity, dtype=float)
+        if gyro.shape != (3,) or not np.all(np.isfinite(gyro)):
+            raise InputError("readings.imu.angular_velocity", "3 finite values", gyro)
+
+        rotation = self._orientation(readings, q_j)
+        q = np.zeros(self.pin_model.nq)
+        q[3:7] = pin.Quaternion(rotation).coeffs()
+        q[7:] = q_j
+        # Sole positions relative to the base origin, in world axes (base at the origin).
+        pin.framesForwardKinematics(self.pin_model, self.data, q)
+        sole_offsets = {
+            s: self.data.oMf[f].translation.copy() for s, f in self.sole_frame_ids.items()
+        }
+        sensor_placements = {s: self.data.oMf[f].copy() for s, f in self.sensor_frame_ids.items()}
+        # Normal forces (translation does not change the world-axes force).
+        wrenches_at_origin_base = ft_wrenches_in_world(sensor_placements, readings.wrenches)
+        normal_forces = {
+            sole: float(wrenches_at_origin_base[sensor][2])
+            for sole, sensor in self.sensor_of_sole.items()
+            if sensor in wrenches_at_origin_base
+        }
+
+        # Release the soles whose load dropped (they may be moving already), then place the base
+        # on the soles still anchored, then anchor the newly loaded soles where they are now.
+        for sole in list(self._loaded):
+            force = normal_forces.get(sole)
+            if force is not None and force > self.load_threshold:
+                self._armed.add(sole)
+            if force is not None and force < self.unload_threshold and sole in self._armed:
+                self._loaded.discard(sole)
+                self._armed.discard(sole)
+                self._anchors.pop(sole, None)
+        if not self._anchors and self._last is None:
+            origin = self.initial_sole_position - sole_offsets[self.initial_sole]
+            for sole in {self.initial_sole, *self.initial_soles}:
+                self._anchors[sole] = origin + sole_offsets[sole]
+                self._loaded.add(sole)
+        anchored = [s for s in self._loaded if s in self._anchors]
+        if anchored:
+            weights = np.array([max(normal_forces.get(s, 1.0), 1.0) for s in anchored])
+            positions = np.array([self._anchors[s] - sole_offsets[s] for s in anchored])
+            q[:3] = weights @ positions / weights.sum()
+        elif self._last is not None:
+            dt = max(readings.time - (self._last_time or readings.time), 0.0)
+            rotation_last = pin.Quaternion(self._last.q[3:7]).toRotationMatrix()
+            q[:3] = self._last.q[:3] + dt * rotation_last @ self._last.v[:3]
+        for sole in self.sole_frame_ids:
+            force = normal_forces.get(sole)
+            if force is None or force <= self.load_threshold:
+                continue
+            self._armed.add(sole)
+            if sole not in self._loaded:
+                self._loaded.add(sole)
+                self._anchors[sole] = q[:3] + sole_offsets[sole]
+
+        # Velocities: gyro for the base angular velocity, fixed soles for the linear one.
+        v = np.zeros(self.pin_model.nv)
+        v[6:] = dq_j
+        pin.computeJointJacobians(self.pin_model, self.data, q)
+        pin.updateFramePlacements(self.pin_model, self.data)
+        J_imu = pin.getFrameJacobian(self.pin_model, self.data, self.imu_frame_id, _LOCAL)
+        v[3:6] = np.linalg.solve(J_imu[3:6, 3:6], gyro - J_imu[3:6, 6:] @ dq_j)
+        fixed = [s for s in self._loaded if s in self._anchors]
+        if fixed:
+            rows_base, rhs = [], []
+            for sole in fixed:
+                J = pin.getFrameJacobian(
+                    self.pin_model, self.data, self.sole_frame_ids[sole], _LWA
+                )
+                rows_base.append(J[0:3, 0:3])
+                rhs.append(-(J[0:3, 3:] @ v[3:]))
+            v[0:3] = np.linalg.lstsq(np.vstack(rows_base), np.concatenate(rhs), rcond=None)[0]
+        elif self._last is not None:
+            rotation_last = pin.Quaternion(self._last.q[3:7]).toRotationMatrix()
+            v[0:3] = rotation.T @ (rotation_last @ self._last.v[:3])
+
+        if self.velocity_cutoff is not None and self._last is not None:
+            dt = max(readings.time - (self._last_time or readings.time), 0.0)
+            alpha = dt / (dt + 1.0 / (2.0 * np.pi * self.velocity_cutoff))
+            rotation_last = pin.Quaternion(self._last.q[3:7]).toRotationMatrix()
+            previous_world = rotation_last @ self._last.v[:3]
+            filtered_world = previous_world + alpha * (rotation @ v[0:3] - previous_world)
+            v[0:3] = rotation.T @ filtered_world
+
+        foot_wrenches = {
+            name: _shift_to_world_origin(w, q[:3]) for name, w in wrenches_at_origin_base.items()
+        }
+        estimate = BaseEstimate(q, v, tuple(sorted(fixed)), foot_wrenches, normal_forces)
+        self._last, self._last_time = estimate, readings.time
+        return estimate
+
+
+def _shift_to_world_origin(
+    wrench_about_base_origin: np.ndarray, base_position: np.ndarray
+) -> np.ndarray:
+    """Move a world-axes wrench from the base origin (at p) to the world origin."""
+    f = wrench_about_base_origin[:3]
+    tau = wrench_about_base_origin[3:] + np.cross(base_position, f)
+    return np.concatenate([f, tau])

@@ -1,0 +1,294 @@
+"""``wbm_benchmark_controller``: time the IK and whole-body QP steps; find the largest push.
+
+Prints, for iCub standing in double support (the config's initial posture, sensors of a robot
+at rest), the median and 99th percentile wall time of:
+
+- one IK step (pink: build + proxqp solve) and one whole controller step in mode "ik";
+- one whole-body QP solve (proxsuite, warm-started as in the loop) and one whole controller step
+  in mode "torque" (estimation + kinematics + QP build + solve);
+- the same whole-body QP solved by references: quadprog through qpsolvers (a dual active-set
+  solver) and a dense KKT solve on proxsuite's active set, with their distance to proxsuite's
+  solution. tsid (the issue's reference library) cannot be installed here: its PyPI source
+  distribution needs libtsid, which has no binary wheel, so ``pip install tsid`` fails.
+
+With ``--push`` (and the simulator core, wbm_dynamics, installed) it also bisects the largest
+push on the torso (front and side, ``--push-duration`` long) the controller survives in closed
+loop: not falling and no foot moving more than 1 mm within 2.5 s. The simulator is imported
+only here, at run time: the controller itself never imports it.
+
+Run: ``wbm_benchmark_controller [--config config/icub/controller.yaml] [--samples 500] [--push]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+from wbm_control.closed_loop import run_closed_loop
+from wbm_control.controller import WholeBodyController
+from wbm_control.controller_config import ControllerConfig
+from wbm_description.registry import load_robot
+from wbm_description.robot_io import ImuReading, RobotReadings
+from wbm_description.whole_body_model import WholeBodyModel
+
+
+def standing_readings(model: WholeBodyModel) -> RobotReadings:
+    """Sensor values of the robot standing still in its initial posture (exact, from the model)."""
+    q = model.initial_configuration()
+    _, wrenches = model.static_contact_torques(q, [s.frame for s in model.config.soles])
+    data = model.model.createData()
+    pin.framesForwardKinematics(model.model, data, q)
+    imu = data.oMf[model.frame_id(model.config.imu_frame)]
+    readings = {}
+    for sensor in model.config.ft_sensors:
+        placement = data.oMf[model.frame_id(sensor.frame)]
+        sensor_joint = model.model.frames[model.frame_id(sensor.frame)].parentJoint
+        total = np.zeros(6)
+        for sole in model.config.soles:
+            frame = model.model.frames[model.frame_id(sole.frame)]
+            if frame.parentJoint == sensor_joint:
+                origin = data.oMf[model.frame_id(sole.frame)].translation
+                at_world = pin.SE3(np.eye(3), origin).act(pin.Force(wrenches[sole.frame]))
+                total += placement.actInv(at_world).vector
+        readings[sensor.name] = total
+    return RobotReadings(
+        time=0.0,
+        joint_positions=q[7:].copy(),
+        joint_velocities=np.zeros(model.ndof),
+        joint_efforts=np.zeros(model.ndof),
+        imu=ImuReading(pin.Quaternion(imu.rotation).coeffs().copy(), np.zeros(3), np.zeros(3)),
+        wrenches=readings,
+    )
+
+
+def _timed(function, samples: int) -> np.ndarray:
+    times = np.empty(samples)
+    for i in range(samples):
+        start = time.perf_counter()
+        function()
+        times[i] = time.perf_counter() - start
+    return times
+
+
+def _row(name: str, times: np.ndarray, note: str = "") -> str:
+    median, p99 = np.median(times) * 1e3, np.percentile(times, 99) * 1e3
+    return f"| {name:<52} | {median:9.3f} | {p99:9.3f} | {note} |"
+
+
+def _active_set_kkt(problem, x: np.ndarray, tolerance: float = 1e-6):
+    """Dense KKT solve of the equality-constrained QP on the inequalities active at x."""
+    Cx = problem.C @ x
+    upper = np.abs(Cx - problem.u) <= tolerance * np.maximum(1.0, np.abs(problem.u))
+    lower = np.abs(Cx - problem.l) <= tolerance * np.maximum(1.0, np.abs(problem.l))
+    rows = np.vstack([problem.A, problem.C[upper], problem.C[lower]])
+    rhs = np.concatenate([problem.b, problem.u[upper], problem.l[lower]])
+    n, m = problem.H.shape[0], rows.shape[0]
+
+    def solve() -> np.ndarray:
+        kkt = np.zeros((n + m, n + m))
+        kkt[:n, :n] = problem.H
+        kkt[:n, n:] = rows.T
+        kkt[n:, :n] = rows
+        return np.linalg.lstsq(kkt, np.concatenate([-problem.g, rhs]), rcond=None)[0][:n]
+
+    return solve, int(upper.sum() + lower.sum())
+
+
+def benchmark_steps(model: WholeBodyModel, config: ControllerConfig, samples: int) -> list[str]:
+    """The timing table (markdown lines)."""
+    readings = standing_readings(model)
+    lines = [
+        f"iCub, double support, {samples} samples per row, times in ms",
+        "",
+        "| step | median | p99 | note |",
+        "|---|---|---|---|",
+    ]
+    period = config.control_period
+    ik_controller = WholeBodyController(model, replace(config, mode="ik"))
+    ik_controller.step(readings)
+    q_ik = ik_controller._q_ik.copy()
+    lines.append(
+        _row(
+            "IK step (pink build + proxqp)",
+            _timed(lambda: ik_controller.ik.step(q_ik, period), samples),
+            f"{model.nv} velocities, {len(ik_controller.ik.tasks)} tasks",
+        )
+    )
+    counter = iter(range(10**9))
+    lines.append(
+        _row(
+            'controller step, mode "ik"',
+            _timed(
+                lambda: ik_controller.step(replace(readings, time=next(counter) * period)),
+                samples,
+            ),
+            "estimator + IK + gravity feed-forward",
+        )
+    )
+    controller = WholeBodyController(model, replace(config, mode="torque"))
+    controller.step(readings)
+    qp = controller.last_qp
+    problem = qp.problem
+    n, n_eq, n_in = problem.dimensions
+    solver = controller.qp_solver
+    x = solver.solve(problem)
+    lines.append(
+        _row(
+            "whole-body QP solve (proxsuite dense, warm)",
+            _timed(lambda: solver.solve(problem), samples),
+            f"{n} variables, {n_eq} equalities, {n_in} inequalities",
+        )
+    )
+    counter = iter(range(10**9))
+    lines.append(
+        _row(
+            'controller step, mode "torque"',
+            _timed(
+                lambda: controller.step(replace(readings, time=next(counter) * period)),
+                samples,
+            ),
+            "estimator + kinematics + QP build + solve",
+        )
+    )
+    try:
+        import qpsolvers
+
+        def quadprog_solve():
+            return qpsolvers.solve_qp(
+                problem.H,
+                problem.g,
+                np.vstack([problem.C, -problem.C]),
+                np.concatenate([problem.u, -problem.l]),
+                problem.A,
+                problem.b,
+                solver="quadprog",
+            )
+
+        reference = quadprog_solve()
+        if reference is None:
+            raise RuntimeError("quadprog found no solution")
+        lines.append(
+            _row(
+                "reference: same QP, quadprog (qpsolvers)",
+                _timed(quadprog_solve, samples),
+                f"max abs difference to proxsuite {np.max(np.abs(reference - x)):.2e}",
+            )
+        )
+    except Exception as error:  # noqa: BLE001 (an optional reference: say why it is missing)
+        lines.append(f"| reference: quadprog | - | - | unavailable: {error} |")
+    kkt_solve, active = _active_set_kkt(problem, x)
+    kkt_x = kkt_solve()
+    lines.append(
+        _row(
+            "reference: dense KKT solve on the active set (numpy)",
+            _timed(kkt_solve, samples),
+            f"{active} active inequalities, max abs difference to proxsuite "
+            f"{np.max(np.abs(kkt_x - x)):.2e}",
+        )
+    )
+    lines.append(
+        "| reference: tsid | - | - | not installable here: `pip install tsid` fails (libtsid "
+        "has no binary wheel); formulation not compared |"
+    )
+    return lines
+
+
+def largest_push(
+    model: WholeBodyModel,
+    config: ControllerConfig,
+    direction: np.ndarray,
+    *,
+    contact_model: str,
+    duration: float,
+    iterations: int,
+    upper: float,
+) -> float:
+    """Bisect the largest impulse [N s] on the torso survived (no fall, feet within 1 mm)."""
+    simulator_module = importlib.import_module("wbm_dynamics.simulator")
+    settings_module = importlib.import_module("wbm_dynamics.settings")
+    settings = settings_module.SimulatorSettings(dt=1e-3, contact_model=contact_model)
+    steps = round(config.control_period / settings.dt)
+
+    def survives(impulse: float) -> bool:
+        sim = simulator_module.Simulator(model, settings)
+        sim.reset()
+        controller = WholeBodyController(model, config)
+        run_closed_loop(controller, sim, 1.5, robot_steps_per_control=steps)
+        q0 = sim.ground_truth().q
+        feet0 = [model.frame_placement(q0, s.frame).translation for s in model.config.soles]
+        wrench = np.concatenate([impulse / duration * direction, np.zeros(3)])
+        sim.apply_wrench("torso", wrench, duration)
+
+        def fallen() -> bool:
+            return model.com_position(sim.ground_truth().q)[2] < 0.35 or sim.diverged is not None
+
+        run_closed_loop(controller, sim, 2.5, robot_steps_per_control=steps, stop=fallen)
+        q = sim.ground_truth().q
+        feet = [model.frame_placement(q, s.frame).translation for s in model.config.soles]
+        moved = max(np.linalg.norm(a - b) for a, b in zip(feet, feet0, strict=True))
+        return not fallen() and moved < 1e-3
+
+    low, high = 0.0, upper
+    for _ in range(iterations):
+        middle = 0.5 * (low + high)
+        low, high = (middle, high) if survives(middle) else (low, middle)
+    return low
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of ``wbm_benchmark_controller``."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", type=Path, default=Path("config/icub/controller.yaml"))
+    parser.add_argument("--samples", type=int, default=500)
+    parser.add_argument("--push", action="store_true", help="bisect the largest push (slow)")
+    parser.add_argument("--push-duration", type=float, default=0.2, help="[s]")
+    parser.add_argument("--push-iterations", type=int, default=6)
+    parser.add_argument("--contact-model", default="compliant", choices=["compliant", "rigid"])
+    args = parser.parse_args(argv)
+    config = (
+        ControllerConfig.from_yaml(args.config) if args.config.exists() else ControllerConfig()
+    )
+    model = WholeBodyModel.from_config(load_robot(config.robot))
+    source = args.config if args.config.exists() else "built-in defaults"
+    print(f"controller config: {source}")
+    for line in benchmark_steps(model, config, args.samples):
+        print(line)
+    if not args.push:
+        return
+    try:
+        importlib.import_module("wbm_dynamics.simulator")
+    except ImportError as error:
+        print(f"\nlargest push: simulator core not available ({error})")
+        return
+    print(
+        f"\nlargest push on the torso survived ({args.contact_model} contacts, "
+        f"{args.push_duration} s push, no fall and feet within 1 mm, bisection of "
+        f"{args.push_iterations} steps):"
+    )
+    print("| mode | front [N s] | side [N s] |")
+    print("|---|---|---|")
+    for mode in ("torque", "ik"):
+        mode_config = replace(config, mode=mode)
+        results = [
+            largest_push(
+                model,
+                mode_config,
+                np.array(axis, dtype=float),
+                contact_model=args.contact_model,
+                duration=args.push_duration,
+                iterations=args.push_iterations,
+                upper=16.0,
+            )
+            for axis in ([1.0, 0.0, 0.0], [0.0, 1.0, 0.0])
+        ]
+        print(f"| {mode} | {results[0]:.2f} | {results[1]:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""What one step of the controller did: the content of the node's diagnostics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from wbm_control.base_estimator import BaseEstimate
+
+
+@dataclass
+class ControllerStatus:
+    """What the last step did (published as diagnostics by the node).
+
+    Attributes:
+        time: Time of the readings [s].
+        mode: ``"ik"`` or ``"torque"``.
+        safe: Whether the safe (hold) command was sent.
+        reason: Why, when safe.
+        solve_time: Wall time of the IK or QP step [s].
+        step_time: Wall time of the whole step [s].
+        task_errors: Task name to error norm [m or rad].
+        active_contacts: Soles held.
+        com: Estimated CoM [m].
+        com_reference: CoM reference [m].
+        dcm: Estimated DCM [m].
+        zmp_measured: ZMP from the F/T sensors [m], or None when no foot is loaded.
+        zmp_command: ZMP chosen by the DCM feedback [m].
+        static_margin: Distance of the CoM's ground projection inside the support polygon [m]
+            (negative outside: not statically stable).
+        estimate: The base estimate of this step.
+    """
+
+    time: float = 0.0
+    mode: str = ""
+    safe: bool = False
+    reason: str = ""
+    solve_time: float = 0.0
+    step_time: float = 0.0
+    task_errors: dict[str, float] = field(default_factory=dict)
+    active_contacts: tuple[str, ...] = ()
+    com: np.ndarray | None = None
+    com_reference: np.ndarray | None = None
+    dcm: np.ndarray | None = None
+    zmp_measured: np.ndarray | None = None
+    zmp_command: np.ndarray | None = None
+    static_margin: float | None = None
+    estimate: BaseEstimate | None = None

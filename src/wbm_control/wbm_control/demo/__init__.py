@@ -1,0 +1,1 @@
+"""The one-command demo: scenario (hand motion and push), run, report and plots."""

@@ -1,0 +1,189 @@
+"""Differential IK as a weighted QP on pink (seed 002, chapter 4; pymanoid's IK).
+
+Each step solves, for the configuration displacement dq = v dt (pink's formulation),
+
+    minimize    sum_tasks 1/2 || J_t dq + (k_t dt) e_t ||^2_{W_t}  +  1/2 damping ||dq||^2
+    subject to  configuration limits and |dq_j| <= v_max,j dt,
+
+with e_t the task error, W_t = diag(cost_t)^2 and k_t the task gain in [1/s]: pink's per-step
+gain is set to min(1, k_t dt) at every call, so the commanded task velocity is k_t e_t whatever
+the control rate. Targets can carry a feed-forward velocity, folded into the target (a first-order
+tracker with target p + pd / k has no steady lag on a ramp).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+import qpsolvers
+from pink import Configuration, build_ik
+from pink.limits import ConfigurationLimit, VelocityLimit
+from pink.tasks import ComTask, FrameTask, PostureTask
+
+from wbm_control.exceptions import InputError, NoSolutionFound
+from wbm_description.exceptions import NameNotFound
+
+
+@dataclass(frozen=True)
+class IkFrameTaskSpec:
+    """A frame pose task of the IK.
+
+    Attributes:
+        name: Task name.
+        frame: Frame of the model.
+        position_cost: Weight of the position error [1/m].
+        orientation_cost: Weight of the orientation error [1/rad].
+        gain: Task gain k [1/s].
+    """
+
+    name: str
+    frame: str
+    position_cost: float
+    orientation_cost: float
+    gain: float
+
+
+class DifferentialIK:
+    """Velocity-level IK with frame, CoM and posture tasks and joint limits.
+
+    Args:
+        model: Pinocchio model (copied: pink caches data on the model it is given).
+        frame_tasks: Frame pose tasks.
+        com_cost: Weight of the CoM task [1/m] (None: no CoM task).
+        com_gain: Its gain [1/s].
+        posture_cost: Weight of the posture task [1/rad].
+        posture_gain: Its gain [1/s].
+        velocity_limit: Joint velocity limits [rad/s], one per joint (ndof,) or a scalar.
+        configuration_limit_gain: pink's fraction (0, 1] of the distance to a position limit
+            that one step may cover.
+        damping: Tikhonov damping of dq [cost^2 / rad^2].
+        solver: qpsolvers backend.
+        solver_options: Keyword arguments of the backend (e.g. ``eps_abs``).
+    """
+
+    def __init__(
+        self,
+        model: pin.Model,
+        *,
+        frame_tasks: Sequence[IkFrameTaskSpec] = (),
+        com_cost: float | None = None,
+        com_gain: float = 10.0,
+        posture_cost: float = 1e-2,
+        posture_gain: float = 1.0,
+        velocity_limit: float | np.ndarray = 3.0,
+        configuration_limit_gain: float = 0.5,
+        damping: float = 1e-6,
+        solver: str = "proxqp",
+        solver_options: dict | None = None,
+    ):
+        self.model = pin.Model(model)
+        self.data = self.model.createData()
+        self.solver = solver
+        self.solver_options = dict(solver_options or {})
+        self.damping = float(damping)
+        floating = self.model.joints[1].nq == 7 if self.model.njoints > 1 else False
+        self.base_dofs = 6 if floating else 0
+        ndof = self.model.nv - self.base_dofs
+        limit = np.broadcast_to(np.asarray(velocity_limit, dtype=float), (ndof,))
+        if not np.all(limit > 0.0):
+            raise InputError("velocity_limit", "positive joint velocity limits [rad/s]", limit)
+        full_limit = np.concatenate([np.full(self.base_dofs, np.inf), limit])
+        self.limits = [
+            ConfigurationLimit(self.model, config_limit_gain=configuration_limit_gain),
+            VelocityLimit(self.model, full_limit),
+        ]
+        self.frame_tasks: dict[str, FrameTask] = {}
+        self.gains: dict[str, float] = {}
+        for spec in frame_tasks:
+            if not self.model.existFrame(spec.frame):
+                names = [f.name for f in self.model.frames]
+                raise NameNotFound("frame", spec.frame, names, where=f"IK task '{spec.name}'")
+            self.frame_tasks[spec.name] = FrameTask(
+                spec.frame,
+                position_cost=spec.position_cost,
+                orientation_cost=spec.orientation_cost,
+            )
+            self.gains[spec.name] = spec.gain
+        self.com_task = ComTask(cost=com_cost) if com_cost is not None else None
+        self.gains["com"] = com_gain
+        self.posture_task = PostureTask(cost=posture_cost)
+        self.gains["posture"] = posture_gain
+        self.posture_task.set_target(pin.neutral(self.model))
+        self._feedforward: dict[str, np.ndarray] = {}
+        self._targets: dict[str, object] = {}
+
+    @property
+    def tasks(self) -> list:
+        """The pink tasks of the next step."""
+        tasks = list(self.frame_tasks.values()) + [self.posture_task]
+        if self.com_task is not None:
+            tasks.append(self.com_task)
+        return tasks
+
+    def set_frame_target(
+        self, name: str, pose: pin.SE3, velocity: np.ndarray | None = None
+    ) -> None:
+        """Target pose of a frame task in the world; optional feed-forward velocity [m/s]."""
+        if name not in self.frame_tasks:
+            raise NameNotFound("task", name, self.frame_tasks, where="IK")
+        self._targets[name] = pose.copy()
+        self._feedforward[name] = (
+            np.zeros(3) if velocity is None else np.asarray(velocity, dtype=float)[:3]
+        )
+
+    def set_com_target(self, com: np.ndarray, velocity: np.ndarray | None = None) -> None:
+        """Target CoM position in the world [m]; optional feed-forward velocity [m/s]."""
+        if self.com_task is None:
+            raise InputError("com", "an IK built with a CoM task (com_cost)")
+        self._targets["com"] = np.asarray(com, dtype=float).copy()
+        self._feedforward["com"] = np.zeros(3) if velocity is None else np.asarray(velocity)
+
+    def set_posture_target(self, q: np.ndarray) -> None:
+        """Target configuration of the posture task (its base part is ignored by pink)."""
+        self.posture_task.set_target(np.asarray(q, dtype=float))
+
+    def _prepare(self, q: np.ndarray, dt: float) -> Configuration:
+        if not dt > 0.0:
+            raise InputError("dt", "a positive time step [s]", dt)
+        for name, task in self.frame_tasks.items():
+            target = self._targets.get(name)
+            if target is None:
+                raise InputError(f"target of task '{name}'", "a target set before solving")
+            ff = self._feedforward[name] / max(self.gains[name], 1e-9)
+            task.set_target(pin.SE3(target.rotation, target.translation + ff))
+            task.gain = min(1.0, self.gains[name] * dt)
+        if self.com_task is not None:
+            target = self._targets.get("com")
+            if target is None:
+                raise InputError("target of task 'com'", "a target set before solving")
+            self.com_task.set_target(
+                target + self._feedforward["com"] / max(self.gains["com"], 1e-9)
+            )
+            self.com_task.gain = min(1.0, self.gains["com"] * dt)
+        self.posture_task.gain = min(1.0, self.gains["posture"] * dt)
+        return Configuration(self.model, self.data, q, copy_data=False)
+
+    def build(self, q: np.ndarray, dt: float) -> qpsolvers.Problem:
+        """The QP of one step at configuration q for a step of dt [s] (pink's ``build_ik``)."""
+        configuration = self._prepare(np.asarray(q, dtype=float), dt)
+        return build_ik(configuration, self.tasks, dt, damping=self.damping, limits=self.limits)
+
+    def solve(self, q: np.ndarray, dt: float) -> np.ndarray:
+        """The velocity v (nv,) [Pinocchio layout, rad/s and m/s] of one IK step.
+
+        Raises:
+            NoSolutionFound: The QP solver failed.
+        """
+        problem = self.build(q, dt)
+        result = qpsolvers.solve_problem(problem, solver=self.solver, **self.solver_options)
+        if not result.found or result.x is None or not np.all(np.isfinite(result.x)):
+            raise NoSolutionFound("ik", f"qpsolvers/{self.solver} found={result.found}")
+        return result.x / dt
+
+    def step(self, q: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
+        """One IK step: (next configuration q + v dt on the manifold, velocity v)."""
+        v = self.solve(q, dt)
+        return pin.integrate(self.model, np.asarray(q, dtype=float), v * dt), v

@@ -1,0 +1,125 @@
+"""A thin wrapper of proxsuite's dense QP that keeps its workspace between control steps.
+
+The problem is
+
+    minimize    1/2 x^T H x + g^T x
+    subject to  A x = b,  l <= C x <= u
+
+(proxsuite's form; -inf bounds are passed as -1e20).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import proxsuite
+
+from wbm_control.exceptions import NoSolutionFound
+
+INFINITY = 1e20
+"""What stands for an infinite bound in proxsuite [-]."""
+
+
+@dataclass
+class DenseQP:
+    """A QP in proxsuite's dense form, inspectable before it is solved.
+
+    Attributes:
+        H: Hessian (n x n), symmetric positive semi-definite.
+        g: Linear cost (n,).
+        A: Equality matrix (n_eq x n).
+        b: Equality vector (n_eq,).
+        C: Inequality matrix (n_in x n).
+        l: Inequality lower bounds (n_in,).
+        u: Inequality upper bounds (n_in,).
+    """
+
+    H: np.ndarray
+    g: np.ndarray
+    A: np.ndarray
+    b: np.ndarray
+    C: np.ndarray
+    l: np.ndarray  # noqa: E741 (proxsuite's name)
+    u: np.ndarray
+
+    @property
+    def dimensions(self) -> tuple[int, int, int]:
+        """(n variables, n equalities, n inequalities)."""
+        return self.H.shape[0], self.A.shape[0], self.C.shape[0]
+
+    def residuals(self, x: np.ndarray) -> tuple[float, float]:
+        """(max |A x - b|, max inequality violation) of a candidate solution."""
+        eq = float(np.max(np.abs(self.A @ x - self.b))) if self.A.shape[0] else 0.0
+        Cx = self.C @ x
+        ineq = float(max(np.max(Cx - self.u, initial=0.0), np.max(self.l - Cx, initial=0.0)))
+        return eq, ineq
+
+
+class DenseQPSolver:
+    """proxsuite dense solver that re-uses its workspace while the dimensions do not change.
+
+    Args:
+        eps_abs: Absolute primal/dual tolerance of proxsuite [units of the problem].
+        max_iterations: Iteration limit: a control loop cannot wait for a hard problem
+            (proxsuite's default is 10000).
+        name: Problem name used in errors.
+    """
+
+    def __init__(self, *, eps_abs: float = 1e-7, max_iterations: int = 1000, name: str = "qp"):
+        self.eps_abs = eps_abs
+        self.max_iterations = max_iterations
+        self.name = name
+        self._solver = None
+        self._dimensions: tuple[int, int, int] | None = None
+        self.cold_retries = 0
+
+    def _cold_solver(self, problem: DenseQP):
+        solver = proxsuite.proxqp.dense.QP(*problem.dimensions)
+        solver.settings.eps_abs = self.eps_abs
+        solver.settings.eps_rel = 0.0
+        solver.settings.verbose = False
+        solver.settings.max_iter = self.max_iterations
+        solver.settings.max_iter_in = 100  # inner (semi-smooth Newton) iterations per outer one
+        # The default (equality-constrained) initial guess: proxsuite 0.8 reports feasible
+        # problems as infeasible when started from zero.
+        solver.init(problem.H, problem.g, problem.A, problem.b, problem.C, problem.l, problem.u)
+        return solver
+
+    def solve(self, problem: DenseQP) -> np.ndarray:
+        """Solve the problem, warm-started from the previous solution when dimensions match.
+
+        A warm-started solve that fails is retried cold once (proxsuite 0.8's warm start
+        sometimes declares feasible problems infeasible).
+
+        Raises:
+            NoSolutionFound: The solver did not reach its tolerances (infeasible, unbounded or
+                out of iterations).
+        """
+        dims = problem.dimensions
+        warm = self._solver is not None and dims == self._dimensions
+        if warm:
+            self._solver.update(
+                problem.H, problem.g, problem.A, problem.b, problem.C, problem.l, problem.u
+            )
+        else:
+            self._solver, self._dimensions = self._cold_solver(problem), dims
+        self._solver.solve()
+        if warm and not self._solved():
+            self.cold_retries += 1
+            self._solver = self._cold_solver(problem)
+            self._solver.solve()
+        if not self._solved():
+            status = str(self._solver.results.info.status)
+            self._solver = None
+            raise NoSolutionFound(self.name, status)
+        self._solver.settings.initial_guess = (
+            proxsuite.proxqp.InitialGuess.WARM_START_WITH_PREVIOUS_RESULT
+        )
+        return np.array(self._solver.results.x)
+
+    def _solved(self) -> bool:
+        results = self._solver.results
+        return results.info.status == proxsuite.proxqp.QPSolverOutput.PROXQP_SOLVED and bool(
+            np.all(np.isfinite(results.x))
+        )

@@ -1,0 +1,124 @@
+"""Message converters of the controller node (IMU, targets, commands, diagnostics).
+
+The shared ones (JointState, Odometry, Wrench, Time) are in :mod:`wbm_description.ros.messages`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pinocchio as pin
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import PointStamped, PoseStamped
+from sensor_msgs.msg import Imu, JointState
+
+from wbm_control.controller_status import ControllerStatus
+from wbm_description.exceptions import InputError
+from wbm_description.robot_io import ImuReading, JointCommand
+from wbm_description.ros.messages import joint_state_message, time_from_seconds
+
+
+def imu_from_message(message: Imu) -> ImuReading:
+    """sensor_msgs/Imu to an ImuReading (orientation xyzw, angular velocity, acceleration).
+
+    Raises:
+        InputError: NaN/inf values or an orientation far from a unit quaternion.
+    """
+    o, w, a = message.orientation, message.angular_velocity, message.linear_acceleration
+    quaternion = np.array([o.x, o.y, o.z, o.w])
+    gyro = np.array([w.x, w.y, w.z])
+    accel = np.array([a.x, a.y, a.z])
+    if not (np.all(np.isfinite(quaternion)) and np.all(np.isfinite(gyro))):
+        raise InputError("imu", "finite orientation and angular velocity")
+    norm = np.linalg.norm(quaternion)
+    if abs(norm - 1.0) > 1e-3:
+        raise InputError("imu.orientation", "a unit quaternion", f"norm {norm:.6g}")
+    return ImuReading(quaternion / norm, gyro, np.nan_to_num(accel))
+
+
+def point_from_message(message: PointStamped) -> np.ndarray:
+    """(x, y, z) of a PointStamped [m] (frame_id is checked by the caller)."""
+    p = message.point
+    point = np.array([p.x, p.y, p.z])
+    if not np.all(np.isfinite(point)):
+        raise InputError("point", "finite coordinates (no NaN or inf)", point)
+    return point
+
+
+def pose_from_message(message: PoseStamped) -> pin.SE3:
+    """pin.SE3 of a PoseStamped (quaternion x, y, z, w).
+
+    Raises:
+        InputError: NaN/inf values or a quaternion far from unit norm.
+    """
+    p, o = message.pose.position, message.pose.orientation
+    position = np.array([p.x, p.y, p.z])
+    quaternion = np.array([o.x, o.y, o.z, o.w])
+    if not (np.all(np.isfinite(position)) and np.all(np.isfinite(quaternion))):
+        raise InputError("pose", "finite position and orientation (no NaN or inf)")
+    norm = np.linalg.norm(quaternion)
+    if abs(norm - 1.0) > 1e-3:
+        raise InputError("pose.orientation", "a unit quaternion", f"norm {norm:.6g}")
+    rotation = pin.Quaternion(*(quaternion[[3, 0, 1, 2]] / norm)).toRotationMatrix()
+    return pin.SE3(rotation, position)
+
+
+def command_message(
+    names: Sequence[str], command: JointCommand, stamp_seconds: float
+) -> JointState:
+    """joint_commands message of a JointCommand (None arrays sent empty: not commanded)."""
+    return joint_state_message(
+        names, command.position, command.velocity, command.effort, stamp_seconds=stamp_seconds
+    )
+
+
+def diagnostics_message(
+    status: ControllerStatus, stamp_seconds: float, *, name: str = "wbm_controller"
+) -> DiagnosticArray:
+    """DiagnosticArray of the controller status: solve time, task errors, contacts, ZMP, DCM."""
+    values: dict[str, str] = {
+        "mode": status.mode,
+        "safe": str(status.safe).lower(),
+        "solve_time_ms": f"{status.solve_time * 1e3:.4f}",
+        "step_time_ms": f"{status.step_time * 1e3:.4f}",
+        "active_contacts": ",".join(status.active_contacts),
+    }
+    if status.static_margin is not None:
+        values["static_margin_m"] = f"{status.static_margin:.6g}"
+    for task, error in status.task_errors.items():
+        values[f"task_error/{task}"] = f"{error:.6g}"
+    for key, vector in (
+        ("com", status.com),
+        ("dcm", status.dcm),
+        ("zmp_measured", status.zmp_measured),
+        ("zmp_command", status.zmp_command),
+    ):
+        if vector is not None:
+            values[key] = " ".join(f"{x:.6g}" for x in vector)
+    return diagnostics_array(
+        name,
+        DiagnosticStatus.WARN if status.safe else DiagnosticStatus.OK,
+        status.reason if status.safe else "controlling",
+        values,
+        stamp_seconds,
+    )
+
+
+def diagnostics_array(
+    name: str, level: bytes, message: str, values: Mapping[str, str], stamp_seconds: float
+) -> DiagnosticArray:
+    """A DiagnosticArray with one status."""
+    array = DiagnosticArray()
+    array.header.stamp = time_from_seconds(stamp_seconds)
+    entry = DiagnosticStatus(level=level, name=name, message=message, hardware_id="")
+    entry.values = [KeyValue(key=k, value=v) for k, v in values.items()]
+    array.status = [entry]
+    return array
+
+
+def diagnostic_values(message: DiagnosticArray) -> dict[str, str]:
+    """Key -> value of the first status of a DiagnosticArray (for tests and tools)."""
+    if not message.status:
+        return {}
+    return {kv.key: kv.value for kv in message.status[0].values}

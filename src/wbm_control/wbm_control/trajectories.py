@@ -1,0 +1,94 @@
+"""Quintic time scaling of task targets (seed 004, section 8.4.6: fifth-order interpolation).
+
+A quintic s(t) goes from 0 to 1 over a duration T with zero velocity and acceleration at both
+ends: s(tau) = 10 tau^3 - 15 tau^4 + 6 tau^5 with tau = t / T.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from wbm_control.exceptions import InputError
+
+
+def quintic_time_scaling(t: float, duration: float) -> tuple[float, float, float]:
+    """Rest-to-rest quintic time scaling.
+
+    Args:
+        t: Time since the start [s]; clamped to [0, duration].
+        duration: Total duration T > 0 [s].
+
+    Returns:
+        (s, ds/dt [1/s], d2s/dt2 [1/s^2]) with s(0) = 0, s(T) = 1 and zero velocity and
+        acceleration at both ends.
+    """
+    if not duration > 0.0:
+        raise InputError("duration", "a positive duration [s]", duration)
+    tau = min(max(t / duration, 0.0), 1.0)
+    s = tau**3 * (10.0 - 15.0 * tau + 6.0 * tau**2)
+    ds = 30.0 * tau**2 * (1.0 - tau) ** 2 / duration
+    dds = 60.0 * tau * (1.0 - 3.0 * tau + 2.0 * tau**2) / duration**2
+    return s, ds, dds
+
+
+@dataclass(frozen=True)
+class QuinticPointTrajectory:
+    """Straight-line motion of a point from start to goal with quintic time scaling.
+
+    Attributes:
+        start: Start point (any dimension), e.g. a CoM position in the world [m].
+        goal: Goal point, same shape.
+        start_time: When the motion starts [s].
+        duration: How long it lasts [s].
+    """
+
+    start: np.ndarray
+    goal: np.ndarray
+    start_time: float
+    duration: float
+
+    def sample(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Position, velocity and acceleration at time t (held at the ends)."""
+        s, ds, dds = quintic_time_scaling(t - self.start_time, self.duration)
+        delta = np.asarray(self.goal, dtype=float) - np.asarray(self.start, dtype=float)
+        return self.start + s * delta, ds * delta, dds * delta
+
+
+@dataclass(frozen=True)
+class QuinticPoseTrajectory:
+    """Motion of a frame from one pose to another: a screw-free interpolation.
+
+    The position moves on a straight line and the orientation on the geodesic
+    R(s) = R_start exp(s log(R_start^T R_goal)), both with the same quintic s(t).
+
+    Attributes:
+        start: Start pose of the frame in the world.
+        goal: Goal pose of the frame in the world.
+        start_time: When the motion starts [s].
+        duration: How long it lasts [s].
+    """
+
+    start: pin.SE3
+    goal: pin.SE3
+    start_time: float
+    duration: float
+
+    def sample(self, t: float) -> tuple[pin.SE3, np.ndarray, np.ndarray]:
+        """Pose, mixed velocity and mixed acceleration at time t.
+
+        Returns:
+            (pose in the world, (linear, angular) velocity in world axes [m/s, rad/s],
+            (linear, angular) acceleration in world axes [m/s^2, rad/s^2]).
+        """
+        s, ds, dds = quintic_time_scaling(t - self.start_time, self.duration)
+        delta_p = self.goal.translation - self.start.translation
+        axis_angle_in_start = pin.log3(self.start.rotation.T @ self.goal.rotation)
+        rotation = self.start.rotation @ pin.exp3(s * axis_angle_in_start)
+        axis_angle_in_world = self.start.rotation @ axis_angle_in_start
+        pose = pin.SE3(rotation, self.start.translation + s * delta_p)
+        velocity = np.concatenate([ds * delta_p, ds * axis_angle_in_world])
+        acceleration = np.concatenate([dds * delta_p, dds * axis_angle_in_world])
+        return pose, velocity, acceleration

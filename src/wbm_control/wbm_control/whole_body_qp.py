@@ -1,0 +1,204 @@
+r"""Task-space inverse dynamics as a QP: the torque-level whole-body controller's core.
+
+Decision variables x = (a, f): the generalized acceleration a (nv, Pinocchio layout: base
+acceleration in base axes, then joints) and the stacked contact wrenches f (6 per contact;
+environment on robot, at each contact frame origin, world axes: wbm's convention). With
+M a + h = S^T tau + J_c^T f (J_c the contacts' LOCAL_WORLD_ALIGNED Jacobians):
+
+    minimize    sum_t 1/2 || J_t a + drift_t - a*_t ||^2_{W_t}
+                + 1/2 w_f ||f||^2 + 1/2 eps ||a||^2
+    subject to  M_b a - J_c,b^T f = -h_b                  (floating-base rows of the EoM)
+                J_c a = a*_c - drift_c                    (contacts held, drift-correcting)
+                F_i f_i <= 0,  f_i,z >= f_min             (contact wrench cones)
+                -tau_max <= M_j a + h_j - J_c,j^T f <= tau_max   (joint torque limits)
+
+and the torques follow from the joint rows: tau = M_j a + h_j - J_c,j^T f.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from wbm_control.exceptions import InputError
+from wbm_control.qp import INFINITY, DenseQP, DenseQPSolver
+
+
+@dataclass(frozen=True)
+class AccelerationTask:
+    """A task J a + drift = a* weighted in the cost.
+
+    Attributes:
+        name: Task name (for diagnostics).
+        jacobian: J (m x nv).
+        drift: dJ/dt v (m,) [m/s^2 or rad/s^2].
+        desired: a* (m,) [m/s^2 or rad/s^2].
+        weight: Per-row weights (m,) or a scalar [-].
+    """
+
+    name: str
+    jacobian: np.ndarray
+    drift: np.ndarray
+    desired: np.ndarray
+    weight: float | np.ndarray
+
+
+@dataclass(frozen=True)
+class ContactConstraint:
+    """A contact held by the QP.
+
+    Attributes:
+        name: Contact name.
+        jacobian: LOCAL_WORLD_ALIGNED frame Jacobian J_c (6 x nv).
+        drift: dJ_c/dt v (6,), the frame's classical acceleration at a = 0.
+        desired: Drift-correcting acceleration a*_c (6,) (usually -kp e - kd J_c v).
+        cone: Face matrix F (m x 6) of its wrench cone, world axes at the frame origin.
+    """
+
+    name: str
+    jacobian: np.ndarray
+    drift: np.ndarray
+    desired: np.ndarray
+    cone: np.ndarray
+
+
+@dataclass(frozen=True)
+class WholeBodyQP:
+    """The QP and what is needed to read its solution.
+
+    Attributes:
+        problem: The dense QP (proxsuite form).
+        nv: Number of acceleration variables.
+        contact_names: Contact order of the wrench variables.
+        torque_matrix: T with tau = T x + torque_offset (ndof x n).
+        torque_offset: (ndof,).
+    """
+
+    problem: DenseQP
+    nv: int
+    contact_names: tuple[str, ...]
+    torque_matrix: np.ndarray
+    torque_offset: np.ndarray
+
+
+@dataclass(frozen=True)
+class WholeBodySolution:
+    """The solution of a :class:`WholeBodyQP`.
+
+    Attributes:
+        acceleration: a (nv,).
+        wrenches: Contact name to wrench (6,).
+        torques: Joint torques tau (ndof,) [N m].
+        x: The raw QP solution.
+    """
+
+    acceleration: np.ndarray
+    wrenches: dict[str, np.ndarray]
+    torques: np.ndarray
+    x: np.ndarray
+
+
+def build_whole_body_qp(
+    mass_matrix: np.ndarray,
+    bias_forces: np.ndarray,
+    contacts: Sequence[ContactConstraint],
+    tasks: Sequence[AccelerationTask],
+    torque_limits: np.ndarray,
+    *,
+    base_dofs: int = 6,
+    wrench_weight: float = 1e-5,
+    acceleration_regularization: float = 1e-6,
+    min_normal_force: float = 0.0,
+) -> WholeBodyQP:
+    """Assemble the whole-body QP (see the module docstring).
+
+    Args:
+        mass_matrix: M (nv x nv), symmetric.
+        bias_forces: h = C(q, v) v + g(q) (nv,) [N, N m].
+        contacts: Contacts held.
+        tasks: Weighted acceleration tasks.
+        torque_limits: tau_max (ndof,) [N m].
+        base_dofs: Rows of the floating base (6, or 0 for a fixed base).
+        wrench_weight: w_f [1/N^2].
+        acceleration_regularization: eps [-], keeps the Hessian positive definite.
+        min_normal_force: Lower bound of each contact's normal force f_z [N].
+    """
+    M = np.asarray(mass_matrix, dtype=float)
+    h = np.asarray(bias_forces, dtype=float)
+    nv = M.shape[0]
+    if M.shape != (nv, nv) or h.shape != (nv,):
+        raise InputError(
+            "mass_matrix/bias_forces", f"({nv}, {nv}) and ({nv},)", (M.shape, h.shape)
+        )
+    ndof = nv - base_dofs
+    limits = np.asarray(torque_limits, dtype=float)
+    if limits.shape != (ndof,):
+        raise InputError("torque_limits", f"{ndof} values", limits.shape)
+    k = len(contacts)
+    n = nv + 6 * k
+    H = acceleration_regularization * np.eye(n)
+    g = np.zeros(n)
+    for task in tasks:
+        J = np.asarray(task.jacobian, dtype=float)
+        w = np.broadcast_to(np.asarray(task.weight, dtype=float), (J.shape[0],))
+        residual = np.asarray(task.desired, dtype=float) - np.asarray(task.drift, dtype=float)
+        WJ = w[:, None] * J
+        H[:nv, :nv] += J.T @ WJ
+        g[:nv] -= WJ.T @ residual
+    H[nv:, nv:] += wrench_weight * np.eye(6 * k)
+
+    Jc = np.vstack([c.jacobian for c in contacts]) if k else np.zeros((0, nv))
+    A = np.zeros((base_dofs + 6 * k, n))
+    b = np.zeros(base_dofs + 6 * k)
+    A[:base_dofs, :nv] = M[:base_dofs]
+    A[:base_dofs, nv:] = -Jc[:, :base_dofs].T
+    b[:base_dofs] = -h[:base_dofs]
+    for i, contact in enumerate(contacts):
+        rows = slice(base_dofs + 6 * i, base_dofs + 6 * i + 6)
+        A[rows, :nv] = contact.jacobian
+        b[rows] = np.asarray(contact.desired) - np.asarray(contact.drift)
+
+    torque_matrix = np.zeros((ndof, n))
+    torque_matrix[:, :nv] = M[base_dofs:]
+    torque_matrix[:, nv:] = -Jc[:, base_dofs:].T
+    torque_offset = h[base_dofs:].copy()
+    cone_rows = []
+    normal_rows = []
+    for i, contact in enumerate(contacts):
+        cone = np.zeros((contact.cone.shape[0], n))
+        cone[:, nv + 6 * i : nv + 6 * i + 6] = contact.cone
+        cone_rows.append(cone)
+        normal = np.zeros(n)
+        normal[nv + 6 * i + 2] = 1.0
+        normal_rows.append(normal)
+    C_parts = [*cone_rows, np.array(normal_rows).reshape(-1, n), torque_matrix]
+    C = np.vstack(C_parts)
+    n_cone = sum(c.shape[0] for c in cone_rows)
+    lower = np.concatenate(
+        [np.full(n_cone, -INFINITY), np.full(k, min_normal_force), -limits - torque_offset]
+    )
+    upper = np.concatenate([np.zeros(n_cone), np.full(k, INFINITY), limits - torque_offset])
+    problem = DenseQP(H=H, g=g, A=A, b=b, C=C, l=lower, u=upper)
+    return WholeBodyQP(problem, nv, tuple(c.name for c in contacts), torque_matrix, torque_offset)
+
+
+def read_solution(qp: WholeBodyQP, x: np.ndarray) -> WholeBodySolution:
+    """Split a QP solution into accelerations, wrenches and torques."""
+    nv = qp.nv
+    wrenches = {
+        name: x[nv + 6 * i : nv + 6 * i + 6].copy() for i, name in enumerate(qp.contact_names)
+    }
+    torques = qp.torque_matrix @ x + qp.torque_offset
+    return WholeBodySolution(x[:nv].copy(), wrenches, torques, x)
+
+
+def solve_whole_body_qp(qp: WholeBodyQP, solver: DenseQPSolver | None = None) -> WholeBodySolution:
+    """Solve a :class:`WholeBodyQP` with proxsuite.
+
+    Raises:
+        NoSolutionFound: Infeasible (e.g. torque limits cannot hold the contacts) or failed.
+    """
+    x = (solver or DenseQPSolver(name="whole_body_qp")).solve(qp.problem)
+    return read_solution(qp, x)

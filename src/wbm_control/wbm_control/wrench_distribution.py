@@ -1,0 +1,116 @@
+"""Distribute a desired net contact wrench over the active soles (seed 002, section 5.2).
+
+Given the wrench the contacts must apply about the CoM, w_G = (m (cdd - g), dL/dt) [N, N m]
+(for static equilibrium: (-m g, 0)), find the sole wrenches w_i (environment on robot, at each
+sole frame origin, world axes) that
+
+    minimize    sum_i  w_t ||f_i,xy||^2 + w_n f_i,z^2 + w_m ||tau_i at the sole centre||^2
+    subject to  sum_i (f_i, tau_i + (p_i - c) x f_i) = w_G,   F_i w_i <= 0 (contact wrench cone).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from wbm_control.contacts import ActiveContact
+from wbm_control.exceptions import InputError
+from wbm_control.qp import INFINITY, DenseQP, DenseQPSolver
+
+
+def skew(vector: np.ndarray) -> np.ndarray:
+    """Cross-product matrix [v]x with [v]x u = v x u."""
+    x, y, z = vector
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+
+
+def wrench_to_point_matrix(point_from: np.ndarray, point_to: np.ndarray) -> np.ndarray:
+    """6 x 6 matrix moving a wrench (same axes) from one point to another.
+
+    (f, tau_to) = (f, tau_from + (p_from - p_to) x f).
+    """
+    matrix = np.eye(6)
+    matrix[3:6, 0:3] = skew(
+        np.asarray(point_from, dtype=float) - np.asarray(point_to, dtype=float)
+    )
+    return matrix
+
+
+def build_wrench_distribution(
+    contacts: Sequence[ActiveContact],
+    com: np.ndarray,
+    net_wrench_at_com: np.ndarray,
+    *,
+    mu: float,
+    tangential_weight: float = 1e-3,
+    normal_weight: float = 1e-6,
+    torque_weight: float = 1.0,
+) -> DenseQP:
+    """The wrench distribution QP (variables: the stacked sole wrenches, 6 per contact).
+
+    Args:
+        contacts: Active contacts.
+        com: CoM position in the world [m].
+        net_wrench_at_com: Wrench the contacts must apply, about the CoM, world axes [N, N m].
+        mu: Friction coefficient [-].
+        tangential_weight: Weight of tangential forces [1/N^2].
+        normal_weight: Weight of normal forces [1/N^2].
+        torque_weight: Weight of the torques about the sole centres [1/(N m)^2].
+
+    Returns:
+        The QP; its solution x stacks the wrenches of ``contacts`` in order.
+    """
+    if not contacts:
+        raise InputError("contacts", "at least one active contact", 0)
+    target = np.asarray(net_wrench_at_com, dtype=float)
+    if target.shape != (6,) or not np.all(np.isfinite(target)):
+        raise InputError("net_wrench_at_com", "6 finite values", target)
+    n = 6 * len(contacts)
+    H = np.zeros((n, n))
+    A = np.zeros((6, n))
+    cones = []
+    for k, contact in enumerate(contacts):
+        block = slice(6 * k, 6 * k + 6)
+        origin = contact.placement.translation
+        A[:, block] = wrench_to_point_matrix(origin, com)
+        # Torque about the sole centre, world axes: tau_origin + (origin - centre) x f.
+        to_center = wrench_to_point_matrix(origin, contact.center_in_world())
+        weights = np.diag(
+            [tangential_weight, tangential_weight, normal_weight] + [torque_weight] * 3
+        )
+        H[block, block] = to_center.T @ weights @ to_center
+        cone = np.zeros((16, n))
+        cone[:, block] = contact.cone(mu)
+        cones.append(cone)
+    C = np.vstack(cones)
+    lower = np.full(C.shape[0], -INFINITY)
+    return DenseQP(H=H, g=np.zeros(n), A=A, b=target, C=C, l=lower, u=np.zeros(C.shape[0]))
+
+
+def solve_wrench_distribution(
+    contacts: Sequence[ActiveContact],
+    com: np.ndarray,
+    net_wrench_at_com: np.ndarray,
+    *,
+    mu: float,
+    solver: DenseQPSolver | None = None,
+    **weights: float,
+) -> dict[str, np.ndarray]:
+    """Solve :func:`build_wrench_distribution`.
+
+    Returns:
+        Sole name to wrench (force [N], torque [N m]) at the sole origin, world axes.
+
+    Raises:
+        NoSolutionFound: No wrenches in the cones produce the net wrench (e.g. the CoM is not
+            above the support polygon for static equilibrium).
+    """
+    problem = build_wrench_distribution(contacts, com, net_wrench_at_com, mu=mu, **weights)
+    x = (solver or DenseQPSolver(name="wrench_distribution")).solve(problem)
+    return {c.sole.name: x[6 * k : 6 * k + 6].copy() for k, c in enumerate(contacts)}
+
+
+def static_net_wrench(mass: float, gravity: np.ndarray) -> np.ndarray:
+    """Net contact wrench about the CoM that holds a robot still: (-m g, 0) [N, N m]."""
+    return np.concatenate([-mass * np.asarray(gravity, dtype=float), np.zeros(3)])
