@@ -1,0 +1,81 @@
+"""The demo report's analysis on recordings whose answers are known in closed form."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from wbm_control.demo.report import RunRecording, analyze
+from wbm_control.demo.scenario import DemoScenario
+from wbm_description import ConfigError, WholeBodyModel
+
+
+def still_recording(model: WholeBodyModel, duration: float = 6.0, dt: float = 0.01):
+    """A robot standing perfectly still, with the F/T readings of its static contact wrenches."""
+    q = model.initial_configuration()
+    n = int(round(duration / dt)) + 1
+    feet = [sole.frame for sole in model.config.soles]
+    _, ground = model.static_contact_torques(q, feet)
+    # Sensor reading = ground wrench on the foot + the foot's weight, moved to the sensor frame,
+    # child-on-parent (robot_io's convention): build it with the model, independently of the
+    # report's inverse computation.
+    from wbm_description.ft_ground_reaction import FootForceSensors
+
+    sensors = FootForceSensors(model)
+    wrenches = {}
+    for sensor in model.config.ft_sensors:
+        sole = [s for s in model.config.soles if s.name in sensors.sensor(sensor.name).sole_names]
+        wrench_world_at_sole = ground[sole[0].frame]
+        sole_origin = model.frame_placement(q, sole[0].frame).translation
+        f = wrench_world_at_sole[:3]
+        torque_world = wrench_world_at_sole[3:] + np.cross(sole_origin, f)
+        mass, com = sensors.child_side_inertia(q, sensor.name)
+        gravity = mass * np.array([0.0, 0.0, -9.81])
+        total = np.concatenate([f + gravity, torque_world + np.cross(com, gravity)])
+        placement = model.frame_placement(q, sensor.frame)
+        import pinocchio as pin
+
+        local = placement.actInv(pin.Force(total)).vector
+        wrenches[sensor.name] = np.tile(local, (n, 1))
+    return RunRecording(
+        time=np.arange(n) * dt,
+        q=np.tile(q, (n, 1)),
+        efforts=np.zeros((n, model.ndof)),
+        wrenches=wrenches,
+    )
+
+
+def test_still_robot_report(icub: WholeBodyModel):
+    scenario = DemoScenario(end_time=6.0)
+    recording = still_recording(icub)
+    report = analyze(recording, icub, scenario, wall_time=3.0)
+    assert report.real_time_factor == pytest.approx(2.0)
+    assert report.stayed_up and report.feet_displacement == 0.0
+    # The hand does not move: the error grows to the full offset, |(30, 30, 0)| mm.
+    assert report.hand_error_max == pytest.approx(np.hypot(0.03, 0.03), abs=1e-9)
+    # The ZMP of static contact wrenches is under the CoM (independent: moment balance).
+    com = icub.com_position(recording.q[0])
+    cop = report.series["cop"][0]
+    np.testing.assert_allclose(cop[:2], com[:2], atol=1e-9)
+    assert report.zmp_margin_min > 0.0
+    # The CoM error is its distance to the middle of the soles.
+    feet = np.array(
+        [icub.frame_placement(recording.q[0], s.frame).translation for s in icub.config.soles]
+    )
+    assert report.com_error_max == pytest.approx(
+        np.linalg.norm(com[:2] - feet.mean(axis=0)[:2]), abs=1e-12
+    )
+
+
+def test_scenario_validation():
+    with pytest.raises(ConfigError, match="push_time"):
+        DemoScenario(push_time=1.0)
+    with pytest.raises(ConfigError, match="hand_start"):
+        DemoScenario(hand_duration=0.0)
+    scenario = DemoScenario()
+    np.testing.assert_allclose(scenario.push_impulse, [4.0, 0.0, 0.0])
+    start = np.zeros(3)
+    np.testing.assert_allclose(scenario.hand_reference(start, 0.0), 0.0)
+    np.testing.assert_allclose(scenario.hand_reference(start, 2.5), [0.03, 0.03, 0.0])
+    # Quintic: half way in time is half way in space.
+    np.testing.assert_allclose(scenario.hand_reference(start, 1.5), [0.015, 0.015, 0.0])
