@@ -96,7 +96,11 @@ def main(argv: list[str] | None = None) -> int:
     launch.add_argument("arguments", nargs="*", help="launch arguments as name:=value")
     launch.add_argument("--print", action="store_true", help="print the processes, start none")
     launch.add_argument("--duration", type=float, help="stop the launch after this many seconds")
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command == "launch" and all(":=" in item for item in extra):
+        args.arguments += extra  # name:=value given after an option
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         if args.command == "info":
             print(describe_robot(args.robot))
