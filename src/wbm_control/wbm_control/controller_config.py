@@ -21,6 +21,7 @@ import yaml
 from wbm_description.exceptions import ConfigError
 
 MODES = ("ik", "torque")
+TRIGGERS = ("timer", "inputs")
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,7 @@ class ControllerConfig:
     robot: str = "icub"
     mode: str = "torque"
     control_rate: float = 500.0
+    trigger: str = "timer"
     stale_timeout: float = 0.05
     use_ground_truth: bool = False
     world_frame: str = "world"
@@ -188,7 +190,8 @@ class _Reader:
     def config(self, values: Mapping[str, Any]) -> ControllerConfig:
         d = ControllerConfig()
         allowed = {
-            "robot", "mode", "control_rate", "stale_timeout", "use_ground_truth", "world_frame",
+            "robot", "mode", "control_rate", "trigger", "stale_timeout", "use_ground_truth",
+            "world_frame",
             "target_duration", "friction_coefficient", "cop_margin", "initial_contacts",
             "estimator", "com",
             "base_orientation", "posture", "contact", "frame_tasks", "ik", "torque",
@@ -197,6 +200,9 @@ class _Reader:
         mode = self.text(values, "mode", d.mode)
         if mode not in MODES:
             raise self.fail("mode", f"one of {list(MODES)}", mode)
+        trigger = self.text(values, "trigger", d.trigger)
+        if trigger not in TRIGGERS:
+            raise self.fail("trigger", f"one of {list(TRIGGERS)}", trigger)
         contacts = values.get("initial_contacts", list(d.initial_contacts))
         if not isinstance(contacts, list | tuple) or not all(isinstance(c, str) for c in contacts):
             raise self.fail("initial_contacts", "a list of sole names", contacts)
@@ -252,6 +258,7 @@ class _Reader:
             robot=self.text(values, "robot", d.robot),
             mode=mode,
             control_rate=self.number(values, "control_rate", d.control_rate, low=1.0, high=10000),
+            trigger=trigger,
             stale_timeout=self.number(
                 values, "stale_timeout", d.stale_timeout, low=0.0, strict_low=True
             ),

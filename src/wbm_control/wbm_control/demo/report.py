@@ -19,10 +19,14 @@ from wbm_description.markers import MarkerOptions, marker_scene
 from wbm_description.support_geometry import polygon_margin
 from wbm_description.whole_body_model import WholeBodyModel
 
+SETTLING_TIME = 0.5
+"""The first seconds of a run, while the controller takes over the limp robot [s]: the ZMP
+margin is reported after them."""
+
 
 @dataclass
 class RunRecording:
-    """Time series of a run, aligned on the joint_states stamps (simulated time [s]).
+    """Time series of a run, aligned on the joint_states stamps (absolute simulated time [s]).
 
     Attributes:
         time: (n,) [s].
@@ -89,7 +93,7 @@ def read_recording(bag: Path, model: WholeBodyModel, *, namespace: str = "") -> 
             valid = index >= 0
             series[valid] = values[index[valid]]
         wrenches[name] = series
-    return RunRecording(time - time[0], q, efforts, wrenches)
+    return RunRecording(time, q, efforts, wrenches)
 
 
 @dataclass
@@ -129,7 +133,8 @@ class RunReport:
                 f"{1e3 * self.hand_error_max:.1f} mm ({scenario.hand_task}: "
                 f"{1e3 * np.asarray(scenario.hand_offset)} mm over {scenario.hand_duration} s)",
                 f"ZMP margin         min {1e3 * self.zmp_margin_min:.1f} mm inside the support "
-                f"polygon, {1e3 * self.zmp_margin_push:.1f} mm during the push",
+                f"polygon (after {SETTLING_TIME} s), {1e3 * self.zmp_margin_push:.1f} mm during "
+                "the push",
                 f"push               {self.push_impulse:.2f} N s on {scenario.push_frame} at "
                 f"t = {scenario.push_time} s; CoM moved "
                 f"{1e3 * self.com_excursion_after_push:.1f} mm",
@@ -169,8 +174,12 @@ def analyze(
     feet_start = np.array([model.frame_placement(first, f).translation for f in soles])
     feet_end = np.array([model.frame_placement(last, f).translation for f in soles])
     feet_displacement = float(np.linalg.norm(feet_end - feet_start, axis=1).max())
-    # The controller's default CoM reference: above the middle of the soles, at its start height.
-    com_reference = feet_start.mean(axis=0)[:2]
+    # The controller's default CoM reference: above the centre of the soles' rectangles.
+    sole_centers = [
+        model.frame_placement(first, sole.frame).act(np.array([*sole.center, 0.0]))
+        for sole in model.config.soles
+    ]
+    com_reference = np.mean(sole_centers, axis=0)[:2]
     standing = (t >= 1.0) & (t < scenario.push_time)
     com_error = np.linalg.norm(com[:, :2] - com_reference, axis=1)
     start_index = int(np.searchsorted(t, scenario.hand_start))
@@ -185,11 +194,12 @@ def analyze(
         else float("nan")
     )
     base_drop = float(last[2] - first[2])
-    valid_margin = margin[np.isfinite(margin)]
+    settled = t >= t[0] + SETTLING_TIME
+    valid_margin = margin[settled & np.isfinite(margin)]
     push_margin = margin[push & np.isfinite(margin)]
     stayed_up = feet_displacement < 0.01 and base_drop > -0.05
     return RunReport(
-        duration=float(t[-1]),
+        duration=float(t[-1] - t[0]),
         wall_time=wall_time,
         com_error_rms=float(np.sqrt(np.mean(com_error[standing] ** 2))) if standing.any() else 0.0,
         com_error_max=float(com_error[standing].max()) if standing.any() else 0.0,

@@ -16,11 +16,26 @@ from pathlib import Path
 
 from wbm_control.demo.report import analyze, read_recording, write_plots
 from wbm_control.demo.scenario import DemoScenario
-from wbm_description.launching import LaunchRunner, plan_launch
+from wbm_description.exceptions import WbmError
+from wbm_description.launching import LaunchPlan, LaunchRunner, plan_launch
 from wbm_description.registry import load_robot
 from wbm_description.whole_body_model import WholeBodyModel
 
 REPOSITORY = Path(__file__).resolve().parents[4]
+
+
+def _plan(args: argparse.Namespace, bag: Path, scenario: DemoScenario) -> LaunchPlan:
+    return plan_launch(
+        args.launch_file,
+        {
+            "controller_mode": args.controller_mode,
+            "contact_model": args.contact_model,
+            "pacing": args.pacing,
+            "record": str(bag),
+            "viewer": "true" if args.viewer else "false",
+            "end_time": str(scenario.end_time),
+        },
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,17 +63,11 @@ def main(argv: list[str] | None = None) -> int:
 
         shutil.rmtree(bag)
     output.mkdir(parents=True, exist_ok=True)
-    plan = plan_launch(
-        args.launch_file,
-        {
-            "controller_mode": args.controller_mode,
-            "contact_model": args.contact_model,
-            "pacing": args.pacing,
-            "record": str(bag),
-            "viewer": "true" if args.viewer else "false",
-            "end_time": str(scenario.end_time),
-        },
-    )
+    try:
+        plan = _plan(args, bag, scenario)
+    except WbmError as error:
+        print(f"wbm_demo: error: {error}", file=sys.stderr)
+        return 2
     print(
         f"[wbm demo] {len(plan.processes)} processes: "
         + ", ".join(process.label for process in plan.processes),

@@ -133,7 +133,16 @@ class ControllerNode(Node):
         self.diagnostics_publisher = self.create_publisher(
             DiagnosticArray, "diagnostics", reliable
         )
-        self.timer = self.create_timer(self.config.control_period, self._on_timer)
+        # trigger "timer": a control step every control period (of sim time under use_sim_time);
+        # "inputs": one step per robot sample, once joint_states, imu and every F/T sensor of the
+        # same stamp have arrived (a lockstep simulator advances only when answered).
+        self._stamps: dict[str, int] = {}
+        self._answered_stamp: int | None = None
+        self.timer = (
+            self.create_timer(self.config.control_period, self._on_timer)
+            if self.config.trigger == "timer"
+            else None
+        )
         self.get_logger().info(
             f"wbm_controller: robot {robot.name}, mode {self.config.mode}, "
             f"{self.config.control_rate:g} Hz, tasks {sorted(self.controller.frame_task_configs)}"
@@ -167,6 +176,7 @@ class ControllerNode(Node):
             self._joint_efforts[arrays.indices] = arrays.effort
         self._joint_positions, self._joint_velocities = positions, velocities
         self._received["joint_states"] = self._now()
+        self._input_arrived("joint_states", message.header.stamp)
 
     def _on_imu(self, message: Imu) -> None:
         try:
@@ -175,6 +185,7 @@ class ControllerNode(Node):
             self._warn("imu", f"dropped imu: {error}")
             return
         self._received["imu"] = self._now()
+        self._input_arrived("imu", message.header.stamp)
 
     def _on_wrench(self, sensor: str, message: WrenchStamped) -> None:
         frame = self._sensor_frames[sensor]
@@ -190,6 +201,7 @@ class ControllerNode(Node):
             self._warn(f"ft/{sensor}", f"dropped ft/{sensor}: {error}")
             return
         self._received[f"ft/{sensor}"] = self._now()
+        self._input_arrived(f"ft/{sensor}", message.header.stamp)
 
     def _on_ground_truth(self, message: Odometry) -> None:
         try:
@@ -242,6 +254,19 @@ class ControllerNode(Node):
             )
 
     # ------------------------------------------------------------------ the loop
+
+    def _input_arrived(self, name: str, stamp) -> None:
+        """Trigger "inputs": step once every input of a new stamp has arrived."""
+        if self.timer is not None:
+            return
+        nanoseconds = stamp.sec * 1_000_000_000 + stamp.nanosec
+        self._stamps[name] = nanoseconds
+        required = ["joint_states", "imu"] + [f"ft/{s}" for s in self._sensor_frames]
+        if nanoseconds == self._answered_stamp:
+            return
+        if all(self._stamps.get(key) == nanoseconds for key in required):
+            self._answered_stamp = nanoseconds
+            self._on_timer()
 
     def _stale_inputs(self, now: float) -> list[str]:
         required = ["joint_states", "imu"] + [f"ft/{s}" for s in self._sensor_frames]

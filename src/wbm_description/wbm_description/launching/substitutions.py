@@ -3,7 +3,8 @@
 Supported: ``$(var name)``, ``$(env NAME [default])``, ``$(optenv NAME [default])``,
 ``$(find-pkg-share pkg)``, ``$(find-pkg-prefix pkg)``, ``$(dirname)``, ``$(filename)``,
 ``$(not x)``, ``$(and a b)``, ``$(or a b)``, ``$(equals a b)``, ``$(not-equals a b)`` and
-``$(eval 'python expression')`` (arithmetic and comparisons, no names). Substitutions nest:
+``$(eval 'python expression')`` (literals, arithmetic, comparisons, and/or/not and
+``a if condition else b``; no names or calls). Substitutions nest:
 ``$(var $(var which))``. Anything else is a :class:`LaunchFileError` naming the file.
 """
 
@@ -89,6 +90,8 @@ def _safe_eval(path: Path, expression: str) -> str:
             return _EVAL_OPERATORS[type(node.op)](evaluate(node.left), evaluate(node.right))
         if isinstance(node, ast.UnaryOp) and type(node.op) in _EVAL_OPERATORS:
             return _EVAL_OPERATORS[type(node.op)](evaluate(node.operand))
+        if isinstance(node, ast.IfExp):
+            return evaluate(node.body) if evaluate(node.test) else evaluate(node.orelse)
         if isinstance(node, ast.BoolOp):
             values = [evaluate(value) for value in node.values]
             return all(values) if isinstance(node.op, ast.And) else any(values)
