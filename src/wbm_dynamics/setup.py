@@ -21,5 +21,10 @@ setup(
         "ensors, the simulator, robot backends and the robot-interface node."
     ),
     license="BSD-3-Clause",
-    entry_points={"console_scripts": []},
+    entry_points={
+        "console_scripts": [
+            "wbm_robot_interface = wbm_dynamics.ros.robot_interface_node:main",
+            "wbm_benchmark_simulator = wbm_dynamics.ros.benchmark:main",
+        ]
+    },
 )

@@ -1,0 +1,242 @@
+"""The robot's contact points: where they are on the robot and how they move.
+
+A contact point is fixed on a frame of the robot. The default set (:func:`points_from_config`) is
+seed 004's sample-point contact model: the corners of every sole of the robot config, plus the
+config's extra ``contact_points`` (hands, knees, ...).
+
+:class:`ContactPointSet` evaluates their world positions and velocities from Pinocchio's joint
+placements and twists, grouped by parent joint, after a broad phase that skips the joints whose
+points cannot be near any surface, and maps forces at the points back to Pinocchio's per-joint
+external forces. Everything is batched over the points (this runs at every step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from wbm_description.exceptions import InputError
+from wbm_description.robot_config import RobotConfig
+from wbm_dynamics.environment import Environment
+
+
+def cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cross product a x b of (n, 3) arrays, or of (3,) vectors.
+
+    Written out because ``np.cross`` costs ~10 us per call on small arrays.
+    """
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    out = np.empty(np.broadcast_shapes(np.shape(a), np.shape(b)))
+    out[..., 0] = a1 * b2 - a2 * b1
+    out[..., 1] = a2 * b0 - a0 * b2
+    out[..., 2] = a0 * b1 - a1 * b0
+    return out
+
+
+def skew(vector: np.ndarray) -> np.ndarray:
+    """The matrix [p]x with [p]x f = p x f, 3 x 3."""
+    x, y, z = vector
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+
+
+@dataclass(frozen=True)
+class ContactPointSpec:
+    """A point on the robot that can touch the environment.
+
+    Attributes:
+        name: Unique name (``"left_foot/0"`` for a sole corner, the config's name otherwise).
+        frame: Frame of the robot model the point is fixed on.
+        position: Position in that frame [m].
+    """
+
+    name: str
+    frame: str
+    position: tuple[float, float, float]
+
+
+def points_from_config(config: RobotConfig) -> list[ContactPointSpec]:
+    """Sole corners (``"<sole>/<k>"``, k = 0..3 counter-clockwise) and the config's points."""
+    points = []
+    for sole in config.soles:
+        for k, corner in enumerate(sole.corners()):
+            points.append(ContactPointSpec(f"{sole.name}/{k}", sole.frame, tuple(corner)))
+    for point in config.contact_points:
+        points.append(ContactPointSpec(point.name, point.frame, tuple(point.position)))
+    return points
+
+
+@dataclass(frozen=True)
+class _Selection:
+    """The points of a set of joint groups, with constant matrices of the batched maths (cached).
+
+    With the g selected joints' placements stacked as h = (H_1[:3, :], ..., H_g[:3, :]) raveled
+    (12 g), their twists in their own frames as t = (v_1, w_1, ..., v_g, w_g) (6 g), and the m
+    points' joint-frame positions p_i:
+
+    - world positions: ``position_map @ h`` (3 m), since x_i = H_g[:3, :] (p_i, 1);
+    - velocities in the joint frames: ``velocity_map @ t`` (3 m), v_i = v_g + w_g x p_i;
+    - joint wrenches from joint-frame forces: ``wrench_map @ f`` (6 g), sum of (f_i, p_i x f_i).
+    """
+
+    joints: tuple[int, ...]
+    index: np.ndarray  # point indices, grouped by joint
+    rows: slice | np.ndarray  # ``index`` as a slice when contiguous (views instead of copies)
+    group_of_point: np.ndarray  # position of each point's joint in ``joints``
+    position_map: np.ndarray  # (3 m, 12 g)
+    velocity_map: np.ndarray  # (3 m, 6 g)
+    wrench_map: np.ndarray  # (6 g, 3 m)
+
+
+@dataclass
+class ContactKinematics:
+    """Positions and velocities of the points that passed the broad phase.
+
+    Attributes:
+        index: Indices of the points in the set, (m,).
+        rows: The same as a slice when contiguous (indexing with it gives views).
+        position: World positions [m], (m, 3).
+        velocity: Velocities of the points (fixed on the robot) in the world [m/s], (m, 3).
+        rotation: Orientation of each point's joint frame in the world, (m, 3, 3).
+        selection: The cached selection these points belong to.
+    """
+
+    index: np.ndarray
+    rows: slice | np.ndarray
+    position: np.ndarray
+    velocity: np.ndarray
+    rotation: np.ndarray
+    selection: _Selection | None
+
+
+class ContactPointSet:
+    """Contact points of a Pinocchio model, grouped by parent joint.
+
+    Args:
+        model: The Pinocchio model.
+        points: The points.
+
+    Raises:
+        InputError: Repeated point names or an unknown frame.
+    """
+
+    def __init__(self, model: pin.Model, points: Sequence[ContactPointSpec]):
+        names = [point.name for point in points]
+        if len(set(names)) != len(names):
+            raise InputError("contact points", "unique names", names)
+        self.names = tuple(names)
+        self.specs = tuple(points)
+        frames = [frame.name for frame in model.frames]
+        joints = []
+        local = []
+        for point in points:
+            if point.frame not in frames:
+                raise InputError(
+                    f"contact point '{point.name}'.frame", "a frame of the model", point.frame
+                )
+            frame = model.frames[model.getFrameId(point.frame)]
+            joints.append(frame.parentJoint)
+            local.append(frame.placement.act(np.asarray(point.position, dtype=float)))
+        self.joint = np.array(joints, dtype=int)
+        self.position_in_joint = np.array(local, dtype=float).reshape(-1, 3)
+        self.size = len(points)
+        self.group_joints = tuple(sorted({int(j) for j in joints}))
+        self.group_index = [np.flatnonzero(self.joint == j) for j in self.group_joints]
+        self.group_radius = np.array(
+            [
+                float(np.linalg.norm(self.position_in_joint[index], axis=1).max())
+                for index in self.group_index
+            ]
+        )
+        self._selections: dict[tuple[bool, ...], _Selection] = {}
+        nothing = np.zeros(0, dtype=int)
+        self._empty = ContactKinematics(
+            nothing, nothing, np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3, 3)), None
+        )
+
+    def _selection(self, near: tuple[bool, ...]) -> _Selection:
+        selection = self._selections.get(near)
+        if selection is not None:
+            return selection
+        joints = tuple(j for j, keep in zip(self.group_joints, near, strict=True) if keep)
+        parts = [i for i, keep in zip(self.group_index, near, strict=True) if keep]
+        index = np.concatenate(parts)
+        group_of_point = np.concatenate([np.full(len(p), k) for k, p in enumerate(parts)])
+        m, g = len(index), len(joints)
+        position_map = np.zeros((3 * m, 12 * g))
+        velocity_map = np.zeros((3 * m, 6 * g))
+        for row, (point, group) in enumerate(zip(index, group_of_point, strict=True)):
+            homogeneous = np.append(self.position_in_joint[point], 1.0)
+            for axis in range(3):
+                start = 12 * group + 4 * axis
+                position_map[3 * row + axis, start : start + 4] = homogeneous
+            block = slice(3 * row, 3 * row + 3)
+            velocity_map[block, 6 * group : 6 * group + 3] = np.eye(3)
+            velocity_map[block, 6 * group + 3 : 6 * group + 6] = -skew(
+                self.position_in_joint[point]
+            )
+        contiguous = bool(np.all(np.diff(index) == 1))
+        rows = slice(int(index[0]), int(index[-1]) + 1) if contiguous else index
+        selection = _Selection(
+            joints, index, rows, group_of_point, position_map, velocity_map, velocity_map.T.copy()
+        )
+        self._selections[near] = selection
+        return selection
+
+    def kinematics(
+        self, data: pin.Data, environment: Environment, margin: float
+    ) -> ContactKinematics:
+        """World positions and velocities of the points possibly within ``margin`` of a surface.
+
+        ``data`` must hold forward kinematics with velocities (``pin.forwardKinematics(model,
+        data, q, v)``).
+        """
+        if self.size == 0:
+            return self._empty
+        placements = np.array([data.oMi[j].homogeneous for j in self.group_joints])
+        near = environment.near(placements[:, :3, 3], self.group_radius, margin)
+        key = tuple(near.tolist())
+        if not any(key):
+            return self._empty
+        selection = self._selection(key)
+        if len(selection.joints) < len(self.group_joints):
+            placements = placements[near]
+        twists = np.concatenate([data.v[j].vector for j in selection.joints])
+        position = (selection.position_map @ placements[:, :3, :].ravel()).reshape(-1, 3)
+        velocity_local = (selection.velocity_map @ twists).reshape(-1, 3, 1)
+        rotation = placements[selection.group_of_point, :3, :3]
+        velocity = (rotation @ velocity_local)[:, :, 0]
+        return ContactKinematics(
+            selection.index, selection.rows, position, velocity, rotation, selection
+        )
+
+    def add_joint_forces(
+        self,
+        kinematics: ContactKinematics,
+        forces_world: np.ndarray,
+        out: pin.StdVec_Force,
+        dirty: set[int],
+    ) -> None:
+        """Add forces at the points of ``kinematics`` to Pinocchio's per-joint external forces.
+
+        Args:
+            kinematics: The points and their joint orientations.
+            forces_world: Force on the robot at each of its points, world axes [N], (m, 3).
+            out: Per-joint forces in the joint frames (Pinocchio's ``fext``).
+            dirty: Joints whose entry in ``out`` is already non-zero (added to, then updated).
+        """
+        selection = kinematics.selection
+        if selection is None:
+            return
+        # R^T f per point: f as a column, rotation transposed.
+        force_local = kinematics.rotation.transpose(0, 2, 1) @ forces_world[:, :, np.newaxis]
+        totals = (selection.wrench_map @ force_local.ravel()).reshape(-1, 6)
+        for joint, total in zip(selection.joints, totals, strict=True):
+            if joint in dirty:
+                out[joint] = out[joint] + pin.Force(total)
+            else:
+                out[joint] = pin.Force(total)
+                dirty.add(joint)

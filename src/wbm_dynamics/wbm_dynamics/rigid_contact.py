@@ -1,0 +1,220 @@
+"""Rigid point contact with exact Coulomb cones, solved by Pinocchio 4's constraint solvers.
+
+Time stepping at the velocity level (Moreau-Jean / Anitescu): over a step of length dt, with the
+free velocity v_free = v + dt M^-1 (tau - h + J_e^T f_e) (every force but the contacts), the
+contact impulses lambda (one 3D impulse per active point, in a contact frame whose z is the
+surface normal) solve the nonlinear complementarity problem
+
+    sigma = G lambda + g,  G = J M^-1 J^T (the Delassus operator),  g = J v_free + b,
+    lambda in K_mu (Coulomb cone),  sigma + desaxce(sigma) in K_mu* ,  lambda . sigma = 0,
+
+where J stacks the point Jacobians (contact axes, Pinocchio's ``PointContactConstraintModel``
+between the world and the robot) and b the position terms: a point at a gap phi > 0 may close it
+during the step (b_n = phi / dt), a penetrating one is pushed out by a fraction of its depth per
+step (b_n = beta phi / dt). G is formed densely from Pinocchio's M^-1 (``computeMinverse``) and
+handed to the solver as a ``DelassusOperatorDense``; the problem is solved with ADMM
+(``ADMMConstraintSolver``, the default) or projected Gauss-Seidel (``PGSConstraintSolver``). The
+contact forces over the step are lambda / dt.
+
+Points closer to a surface than ``activation_distance`` enter the problem; the solver is warm
+started with the previous step's impulses of the same points.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from wbm_dynamics.contact_points import ContactKinematics, ContactPointSet
+from wbm_dynamics.environment import Environment
+from wbm_dynamics.settings import RigidContactSettings
+
+
+@dataclass(frozen=True)
+class RigidContactResult:
+    """Outcome of one rigid contact solve.
+
+    Attributes:
+        forces: Mean force of the environment on the robot over the step at each point of the
+            kinematics given to the solver (zero for points not in the problem), world axes
+            [N], (m, 3).
+        active: Number of points in the problem.
+        converged: Whether the solver met its tolerance.
+        iterations: Iterations the solver used.
+    """
+
+    forces: np.ndarray
+    active: int
+    converged: bool
+    iterations: int
+
+
+_IDENTITY = np.eye(3)
+
+
+@dataclass
+class _Problem:
+    """Pinocchio constraint models and datas of one set of active points."""
+
+    models: pin.StdVec_ConstraintModel
+    datas: pin.StdVec_ConstraintData
+
+
+def contact_rotation(normal: np.ndarray) -> np.ndarray:
+    """A rotation whose z axis is the unit ``normal`` (x, y span the tangent plane), 3 x 3.
+
+    The ground's normal +z gives the identity (contact axes = world axes).
+    """
+    nx, ny, nz = normal.tolist()
+    if nx == 0.0 and ny == 0.0 and nz > 0.0:
+        return _IDENTITY
+    # x: the world axis least aligned with the normal, made orthogonal to it.
+    hx, hy = (1.0, 0.0) if abs(nx) < 0.9 else (0.0, 1.0)
+    dot = hx * nx + hy * ny
+    x = np.array([hx - dot * nx, hy - dot * ny, -dot * nz])
+    x /= np.sqrt(x @ x)
+    y = np.array([ny * x[2] - nz * x[1], nz * x[0] - nx * x[2], nx * x[1] - ny * x[0]])
+    return np.column_stack([x, y, (nx, ny, nz)])
+
+
+class RigidContactSolver:
+    """Solves the contact impulses of one step.
+
+    Args:
+        model: The Pinocchio model (its armature is part of the mass matrix).
+        settings: The rigid model's constants.
+        environment: The surfaces.
+        points: The robot's contact points.
+    """
+
+    def __init__(
+        self,
+        model: pin.Model,
+        settings: RigidContactSettings,
+        environment: Environment,
+        points: ContactPointSet,
+    ):
+        self.model = model
+        self.settings = settings
+        self.environment = environment
+        self.points = points
+        self.previous_impulses: dict[int, np.ndarray] = {}
+        self._problems: dict[tuple, _Problem] = {}
+        if settings.solver == "admm":
+            self._solver = pin.ADMMConstraintSolver(3 * max(points.size, 1))
+            self._solver_settings = pin.ADMMSolverSettings()
+            self._result = pin.ADMMSolverResult()
+        else:
+            self._solver = pin.PGSConstraintSolver(3 * max(points.size, 1))
+            self._solver_settings = pin.PGSSolverSettings()
+            self._result = pin.PGSSolverResult()
+        solver_settings = self._solver_settings
+        solver_settings.max_iterations = settings.max_iterations
+        solver_settings.absolute_feasibility_tol = settings.tolerance
+        solver_settings.absolute_complementarity_tol = settings.tolerance
+        solver_settings.relative_feasibility_tol = settings.tolerance
+        solver_settings.relative_complementarity_tol = settings.tolerance
+
+    def reset(self) -> None:
+        """Forget the warm start."""
+        self.previous_impulses.clear()
+
+    def _problem(self, index: np.ndarray, surfaces: np.ndarray, friction: np.ndarray) -> _Problem:
+        """Constraint models and datas of an active set (cached: sets recur from step to step)."""
+        key = (tuple(index.tolist()), tuple(surfaces.tolist()))
+        problem = self._problems.get(key)
+        if problem is None:
+            if len(self._problems) > 256:
+                self._problems.clear()
+            models = pin.StdVec_ConstraintModel()
+            datas = pin.StdVec_ConstraintData()
+            for k, point in enumerate(index.tolist()):
+                constraint = pin.PointContactConstraintModel(
+                    self.model,
+                    0,
+                    pin.SE3.Identity(),
+                    int(self.points.joint[point]),
+                    pin.SE3.Identity(),
+                )
+                constraint.setFriction(float(friction[k]))
+                models.append(pin.ConstraintModel(constraint))
+                datas.append(models[k].createData())
+            problem = _Problem(models, datas)
+            self._problems[key] = problem
+        return problem
+
+    def solve(
+        self,
+        data: pin.Data,
+        q: np.ndarray,
+        v_free: np.ndarray,
+        kinematics: ContactKinematics,
+        dt: float,
+    ) -> RigidContactResult:
+        """Contact forces of the step from q with free velocity ``v_free``.
+
+        ``data`` is overwritten (mass matrix and constraint Jacobians at q).
+        """
+        forces = np.zeros((kinematics.index.size, 3))
+        empty = RigidContactResult(forces, 0, True, 0)
+        if kinematics.index.size == 0:
+            self.previous_impulses.clear()
+            return empty
+        query = self.environment.query(kinematics.position)
+        active = query.distance < self.settings.activation_distance
+        if not active.any():
+            self.previous_impulses.clear()
+            return empty
+        rows = np.flatnonzero(active)
+        index = kinematics.index[rows]
+        distance = query.distance[active]
+        normals = query.normal[active]
+        friction = query.friction[active]
+        surfaces = query.surface[active]
+        problem = self._problem(index, surfaces, friction)
+        model = self.model
+        rotations = np.array([contact_rotation(normal) for normal in normals])
+        on_surface = kinematics.position[rows] - distance[:, np.newaxis] * normals
+        # Point frame on the robot: aligned with the contact frame at this configuration.
+        in_joint = np.einsum("kji,kjl->kil", kinematics.rotation[rows], rotations)
+        local = self.points.position_in_joint[index]
+        for k, constraint in enumerate(problem.models):
+            point = constraint.extract()
+            point.joint1_placement = pin.SE3(rotations[k], on_surface[k])
+            point.joint2_placement = pin.SE3(in_joint[k], local[k])
+        pin.crba(model, data, q, pin.Convention.WORLD)
+        for constraint, constraint_data in zip(problem.models, problem.datas, strict=True):
+            constraint.calc(model, data, constraint_data)
+        jacobian = pin.getConstraintsJacobian(model, data, problem.models, problem.datas)
+        inverse_mass = pin.computeMinverse(model, data, q)
+        inverse_mass = np.triu(inverse_mass) + np.triu(inverse_mass, 1).T
+        delassus_matrix = jacobian @ inverse_mass @ jacobian.T
+        # A tiny diagonal regularisation: the Delassus matrix of two flat feet is singular.
+        delassus_matrix[np.diag_indices_from(delassus_matrix)] += 1e-10
+        delassus = pin.DelassusOperatorDense(delassus_matrix)
+        constraint_models, constraint_datas = problem.models, problem.datas
+        g = jacobian @ v_free
+        beta = self.settings.penetration_correction
+        g[2::3] += np.where(distance > 0.0, distance, beta * distance) / dt
+        guess = np.zeros(3 * index.size)
+        warm = False
+        for k, point in enumerate(index):
+            previous = self.previous_impulses.get(int(point))
+            if previous is not None:
+                guess[3 * k : 3 * k + 3] = previous
+                warm = True
+        if warm:
+            self._result.setConstraintImpulseGuess(guess)
+        else:
+            self._result.clearConstraintImpulseGuess()
+        converged = self._solver.solve(
+            delassus, g, constraint_models, constraint_datas, self._solver_settings, self._result
+        )
+        impulses = self._result.retrieveConstraintImpulses().reshape(-1, 3)
+        self.previous_impulses = {int(p): impulses[k].copy() for k, p in enumerate(index)}
+        forces[rows] = np.einsum("kij,kj->ki", rotations, impulses) / dt
+        return RigidContactResult(
+            forces, int(rows.size), bool(converged), int(self._result.iterations)
+        )

@@ -1,0 +1,624 @@
+"""The dynamics simulator: floating-base forward dynamics with contacts, servos and sensors.
+
+One :class:`Simulator` advances a whole-body model at a fixed time step (seed 004, Fig. 8.4):
+
+1. contact forces from the state (compliant spring-dampers, or a rigid Coulomb-cone problem);
+2. actuator torques from the held joint command (servo PD + feed-forward, saturated) and joint
+   friction;
+3. forward dynamics (Pinocchio's ABA) with the contact forces and pushes as external forces;
+4. integration on the configuration manifold (``pin.integrate``: the base quaternion stays unit)
+   with semi-implicit Euler (v first, then q with the new v; damping terms implicit) or RK4
+   (classical Runge-Kutta, Munthe-Kaas corrected on the base so that it stays 4th order; with
+   rigid contacts, the steps where a contact is active use the time-stepping scheme, which is
+   first order by construction: RK4's stages would move the bodies as if unconstrained);
+5. joint position limits as inelastic stops: a joint that would pass its limit gets, by an
+   internal joint impulse (the robot's momentum is conserved), the velocity that lands it on it;
+6. a divergence check: a non-finite or exploding state stops the simulation with the reason.
+
+Readings (:meth:`Simulator.readings`) are what a robot reports: encoders at the current state,
+IMU orientation and gyro at the current state, and the accelerometer and F/T sensors from the
+last step (its acceleration and the external forces that acted during it). The ground truth
+(:meth:`Simulator.ground_truth`) adds the state and the force at every contact point.
+
+Conventions: :mod:`wbm_description.conventions` (q, v in Pinocchio's layout; wrenches of the
+environment on the robot, world axes, at the point or frame origin). Joint arrays in model order.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from wbm_description.exceptions import InputError
+from wbm_description.robot_io import JointCommand, RobotReadings
+from wbm_description.state import check_vector
+from wbm_description.whole_body_model import WholeBodyModel
+from wbm_dynamics.actuation import ActuatorTorques, JointServos
+from wbm_dynamics.compliant_contact import CompliantContactModel
+from wbm_dynamics.contact_points import (
+    ContactKinematics,
+    ContactPointSet,
+    ContactPointSpec,
+    cross_rows,
+    points_from_config,
+)
+from wbm_dynamics.environment import Environment
+from wbm_dynamics.exceptions import SimulationDiverged
+from wbm_dynamics.rigid_contact import RigidContactSolver
+from wbm_dynamics.sensors import ForceTorqueSensorModel, SensorNoise, frames_beyond, imu_reading
+from wbm_dynamics.settings import SimulatorSettings
+
+__all__ = ["GroundTruth", "SimulationDiverged", "Simulator", "SimulatorSettings"]
+
+
+@dataclass(frozen=True)
+class GroundTruth:
+    """The true state of the simulation (for tests, plots and visualization only).
+
+    Attributes:
+        time: Simulated time [s].
+        q: Configuration, Pinocchio layout, (nq,).
+        v: Generalized velocity, Pinocchio layout (base twist in the base frame), (nv,).
+        contact_forces: Per contact point, the mean force of the environment on the robot during
+            the last step, world axes [N], (3,) (zero when not touching).
+        contact_positions: Per contact point, its position at the start of the last step [m]
+            (NaN for points the broad phase found far from every surface).
+        joint_torques: Actuator torques applied during the last step [N m], (ndof,).
+        contact_solver_converged: Rigid model: whether the last solve met its tolerance.
+    """
+
+    time: float
+    q: np.ndarray
+    v: np.ndarray
+    contact_forces: dict[str, np.ndarray]
+    contact_positions: dict[str, np.ndarray]
+    joint_torques: np.ndarray
+    contact_solver_converged: bool = True
+
+    @property
+    def total_contact_force(self) -> np.ndarray:
+        """Sum of the contact forces [N], world axes, (3,)."""
+        total = np.zeros(3)
+        for force in self.contact_forces.values():
+            total += force
+        return total
+
+
+@dataclass
+class _Push:
+    frame_id: int
+    joint: int
+    wrench: np.ndarray  # force, torque at the frame origin, world axes
+    end_step: int
+
+
+@dataclass
+class _StepRecord:
+    """What acted during the last step, for the sensors."""
+
+    q: np.ndarray
+    v: np.ndarray
+    a: np.ndarray
+    kinematics: ContactKinematics
+    contact_forces: np.ndarray  # one row per point of ``kinematics``
+    pushes: list[_Push]
+    joint_torques: np.ndarray
+    converged: bool
+
+
+class Simulator:
+    """Simulates one robot in the environment of its settings.
+
+    Args:
+        model: The whole-body model, e.g. ``WholeBodyModel.from_config(load_robot("icub"))``.
+        settings: Simulation settings (defaults: 1 ms, semi-implicit Euler, compliant contacts).
+        contact_points: Contact points; default: the sole corners and contact points of the
+            model's robot config (none without a config).
+        servo_kp: Servo stiffness per joint [N m/rad], model order; default the config's.
+        servo_kd: Servo damping per joint [N m s/rad], model order; default the config's.
+
+    Raises:
+        InputError: A contact point on an unknown frame, or gains of the wrong length.
+    """
+
+    def __init__(
+        self,
+        model: WholeBodyModel,
+        settings: SimulatorSettings | None = None,
+        *,
+        contact_points: Sequence[ContactPointSpec] | None = None,
+        servo_kp: np.ndarray | None = None,
+        servo_kd: np.ndarray | None = None,
+    ):
+        self.robot = model
+        self.settings = settings if settings is not None else SimulatorSettings()
+        settings = self.settings
+        self.dt = settings.dt
+        # An own copy of the Pinocchio model: its armature carries the implicit damping.
+        self.model = pin.Model(model.model)
+        self.model.armature[:] = 0.0
+        self.data = self.model.createData()
+        self._sensor_data = self.model.createData()
+        self.floating_base = model.floating_base
+        self.ndof = model.ndof
+        self._jq = 7 if self.floating_base else 0
+        self._jv = 6 if self.floating_base else 0
+        config = model.config
+        if contact_points is None:
+            contact_points = points_from_config(config) if config is not None else []
+        self.environment = Environment(settings.ground_friction, settings.boxes)
+        self.contact_points = ContactPointSet(self.model, contact_points)
+
+        order = [config.joints.index(name) for name in model.joint_names] if config else None
+        kp = config.servo_kp[order] if config else np.zeros(self.ndof)
+        kd = config.servo_kd[order] if config else np.zeros(self.ndof)
+        if servo_kp is not None:
+            kp = model.check_joint_vector(servo_kp, "servo_kp")
+        if servo_kd is not None:
+            kd = model.check_joint_vector(servo_kd, "servo_kd")
+        limits = np.asarray(model.torque_limits, dtype=float)
+        limits = np.where(np.isfinite(limits) & (limits > 0.0), limits, np.inf)
+        self.servos = JointServos(
+            kp, kd, limits, np.asarray(model.viscous_friction), np.asarray(model.coulomb_friction)
+        )
+        lower, upper = model.joint_position_limits
+        self._lower = np.where(np.isfinite(lower) & (lower < upper), lower, -np.inf)
+        self._upper = np.where(np.isfinite(upper) & (lower < upper), upper, np.inf)
+
+        self._compliant = settings.contact_model == "compliant"
+        self._rk4 = settings.integrator == "rk4"
+        self.compliant_contact = CompliantContactModel(
+            settings.compliant, self.environment, self.contact_points.size
+        )
+        self.rigid_contact = RigidContactSolver(
+            self.model, settings.rigid, self.environment, self.contact_points
+        )
+        self._margin = 0.0 if self._compliant else settings.rigid.activation_distance
+
+        self.ft_sensors: list[ForceTorqueSensorModel] = []
+        self._ft_points: list[np.ndarray] = []
+        self.imu_frame_id: int | None = None
+        if config is not None:
+            frame_of_point = [model.frame_id(point.frame) for point in self.contact_points.specs]
+            for sensor in config.ft_sensors:
+                ft = ForceTorqueSensorModel.build(self.model, sensor.name, sensor.frame)
+                self.ft_sensors.append(ft)
+                beyond = frames_beyond(self.model, self.model.getFrameId(sensor.frame))
+                self._ft_points.append(
+                    np.array([i for i, f in enumerate(frame_of_point) if f in beyond], dtype=int)
+                )
+            if config.imu_frame is not None:
+                self.imu_frame_id = model.frame_id(config.imu_frame)
+        self.noise = SensorNoise(settings.noise, settings.seed)
+
+        self._zero_force = pin.Force.Zero()
+        self._tau = np.zeros(self.model.nv)
+        self._fext = pin.StdVec_Force()
+        for _ in range(self.model.njoints):
+            self._fext.append(pin.Force.Zero())
+        self._fext_dirty: set[int] = set()
+        self._sensor_fext = pin.StdVec_Force()
+        for _ in range(self.model.njoints):
+            self._sensor_fext.append(pin.Force.Zero())
+        self._pushes: list[_Push] = []
+        self.reset()
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def time(self) -> float:
+        """Simulated time [s]."""
+        return self._steps * self.dt
+
+    @property
+    def steps(self) -> int:
+        """Number of steps taken since the last reset."""
+        return self._steps
+
+    @property
+    def q(self) -> np.ndarray:
+        """Current configuration (a copy), Pinocchio layout."""
+        return self._q.copy()
+
+    @property
+    def v(self) -> np.ndarray:
+        """Current generalized velocity (a copy), Pinocchio layout."""
+        return self._v.copy()
+
+    @property
+    def diverged(self) -> str | None:
+        """Why the simulation stopped, or None while it runs."""
+        return self._diverged
+
+    def reset(self, q: object = None, v: object = None) -> None:
+        """Restart at time 0 from (q, v), clearing commands, pushes and contact state.
+
+        Args:
+            q: Configuration; default the model's initial configuration (for iCub both soles
+                flat on z = 0).
+            v: Generalized velocity; default zero.
+
+        Raises:
+            InputError: q or v of the wrong size, non-finite, or a non-unit base quaternion.
+        """
+        q0 = self.robot.initial_configuration() if q is None else q
+        q0 = self.robot.check_configuration(q0).copy()
+        v0 = np.zeros(self.model.nv) if v is None else self.robot.check_velocity(v).copy()
+        if self.floating_base:
+            q0[3:7] /= np.linalg.norm(q0[3:7])
+        self._q = q0
+        self._v = v0
+        self._steps = 0
+        self._diverged: str | None = None
+        self._pushes.clear()
+        self.servos.clear()
+        self.compliant_contact.reset()
+        self.rigid_contact.reset()
+        self.noise.reset()
+        self._record = _StepRecord(
+            q0.copy(),
+            v0.copy(),
+            np.zeros(self.model.nv),
+            self.contact_points.kinematics(self.data, self.environment, -np.inf),
+            np.zeros((0, 3)),
+            [],
+            np.zeros(self.ndof),
+            True,
+        )
+
+    # ------------------------------------------------------------------ inputs
+
+    def set_command(self, command: JointCommand) -> None:
+        """Hold a joint command (zero-order hold until the next); NaN/None: not commanded.
+
+        Raises:
+            InputError: Arrays of the wrong length or holding inf.
+        """
+        self.servos.set_command(command)
+
+    def apply_wrench(self, frame: str, wrench: object, duration: float) -> None:
+        """Push: a wrench on a frame of the robot for ``duration`` seconds from now.
+
+        Args:
+            frame: Frame (link) name.
+            wrench: (force [N], torque [N m]) at the frame origin, world axes, (6,).
+            duration: How long it acts [s] (rounded up to whole steps), > 0.
+
+        Raises:
+            NameNotFound: Unknown frame.
+            InputError: Non-finite wrench or non-positive duration.
+        """
+        frame_id = self.robot.frame_id(frame)
+        wrench = check_vector(wrench, "wrench", 6).copy()
+        if not (isinstance(duration, int | float) and math.isfinite(duration) and duration > 0):
+            raise InputError("duration", "a finite duration > 0 [s]", duration)
+        steps = max(1, math.ceil(duration / self.dt - 1e-9))
+        joint = self.model.frames[frame_id].parentJoint
+        self._pushes.append(_Push(frame_id, joint, wrench, self._steps + steps))
+
+    # ------------------------------------------------------------------ stepping
+
+    def step(self, n: int = 1) -> None:
+        """Advance n steps of ``settings.dt``.
+
+        Raises:
+            SimulationDiverged: The state became non-finite or exploded (the last good state is
+                kept; further steps raise again until :meth:`reset`).
+        """
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+            raise InputError("n", "a number of steps >= 0", n)
+        for _ in range(int(n)):
+            if self._diverged is not None:
+                raise SimulationDiverged(self.time, self._diverged)
+            if self._rk4:
+                self._step_rk4()
+            else:
+                self._step_semi_implicit()
+
+    def _external_forces(self, data: pin.Data) -> pin.StdVec_Force:
+        """Pinocchio's per-joint external forces holding the active pushes (joint frames)."""
+        fext = self._fext
+        for joint in self._fext_dirty:
+            fext[joint] = self._zero_force
+        self._fext_dirty = set()
+        for push in self._pushes:
+            force = self._push_in_joint(data, push)
+            if push.joint in self._fext_dirty:
+                force = fext[push.joint] + force
+            fext[push.joint] = force
+            self._fext_dirty.add(push.joint)
+        return fext
+
+    def _generalized_torques(self, actuators: ActuatorTorques) -> np.ndarray:
+        tau = self._tau
+        tau[self._jv :] = actuators.actuator + actuators.friction
+        return tau
+
+    def _step_semi_implicit(self) -> None:
+        q, v, dt = self._q, self._v, self.dt
+        model, data = self.model, self.data
+        pin.forwardKinematics(model, data, q, v)
+        kinematics = self.contact_points.kinematics(data, self.environment, self._margin)
+        actuators = self.servos.torques(q[self._jq :], v[self._jv :])
+        model.armature[self._jv :] = dt * actuators.damping
+        tau = self._generalized_torques(actuators)
+        fext = self._external_forces(data)
+        converged = True
+        if self._compliant:
+            forces = self.compliant_contact.update_anchors(kinematics)
+        else:
+            v_free = v + dt * pin.aba(model, data, q, v, tau, fext)
+            result = self.rigid_contact.solve(data, q, v_free, kinematics, dt)
+            forces, converged = result.forces, result.converged
+        self.contact_points.add_joint_forces(kinematics, forces, fext, self._fext_dirty)
+        a = pin.aba(model, data, q, v, tau, fext).copy()
+        v_next = v + dt * a
+        self._stop_at_limits(q, v_next)
+        q_next = pin.integrate(model, q, v_next * dt)
+        applied = actuators.actuator - dt * actuators.servo_damping * a[self._jv :]
+        self._commit(q_next, v_next, a, kinematics, forces, applied, converged)
+
+    def _dynamics(self, q: np.ndarray, v: np.ndarray, *, contacts: bool):
+        """Acceleration at (q, v) with explicit forces (an RK4 stage)."""
+        model, data = self.model, self.data
+        pin.forwardKinematics(model, data, q, v)
+        actuators = self.servos.torques(q[self._jq :], v[self._jv :])
+        tau = self._generalized_torques(actuators)
+        fext = self._external_forces(data)
+        kinematics = None
+        forces = None
+        if contacts:
+            kinematics = self.contact_points.kinematics(data, self.environment, self._margin)
+            forces = self.compliant_contact.forces(kinematics)
+            self.contact_points.add_joint_forces(kinematics, forces, fext, self._fext_dirty)
+        a = pin.aba(model, data, q, v, tau, fext).copy()
+        return a, kinematics, forces, actuators.actuator
+
+    def _tangent_rate(self, theta: np.ndarray, velocity: np.ndarray) -> np.ndarray:
+        """d(theta)/dt such that q0 + theta moves with ``velocity`` (Munthe-Kaas correction)."""
+        if not self.floating_base or not theta[:6].any():
+            return velocity
+        jacobian = pin.dIntegrate(self.model, self._q, theta, pin.ArgumentPosition.ARG1)
+        rate = velocity.copy()
+        rate[:6] = np.linalg.solve(jacobian[:6, :6], velocity[:6])
+        return rate
+
+    def _step_rk4(self) -> None:
+        q0, v0, dt = self._q, self._v, self.dt
+        model = self.model
+        pin.forwardKinematics(model, self.data, q0, v0)
+        kinematics0 = self.contact_points.kinematics(self.data, self.environment, self._margin)
+        if self._compliant:
+            self.compliant_contact.update_anchors(kinematics0)
+        elif kinematics0.index.size and (
+            self.environment.query(kinematics0.position).distance.min()
+            < self.settings.rigid.activation_distance
+        ):
+            # Rigid contacts active: the velocity-level time-stepping scheme, first order by
+            # construction (RK4 stages would move the bodies as if unconstrained in between).
+            self._step_semi_implicit()
+            return
+        model.armature[:] = 0.0
+        n = self.contact_points.size
+        mean_forces = np.zeros((n, 3))
+        mean_torques = np.zeros(self.ndof)
+        weights = (1.0, 2.0, 2.0, 1.0)
+        offsets = (0.0, 0.5, 0.5, 1.0)
+        theta = np.zeros(model.nv)
+        rates = []
+        accelerations = []
+        for stage in range(4):
+            if stage == 0:
+                q, v = q0, v0
+            else:
+                theta = offsets[stage] * dt * rates[-1]
+                q = pin.integrate(model, q0, theta)
+                v = v0 + offsets[stage] * dt * accelerations[-1]
+            a, kinematics, forces, torques = self._dynamics(q, v, contacts=self._compliant)
+            rates.append(self._tangent_rate(theta, v))
+            accelerations.append(a)
+            weight = weights[stage] / 6.0
+            if kinematics is not None and kinematics.index.size:
+                mean_forces[kinematics.index] += weight * forces
+            mean_torques += weight * torques
+        increment = dt / 6.0 * (rates[0] + 2.0 * rates[1] + 2.0 * rates[2] + rates[3])
+        v_next = v0 + dt / 6.0 * (
+            accelerations[0] + 2.0 * accelerations[1] + 2.0 * accelerations[2] + accelerations[3]
+        )
+        q_next = pin.integrate(model, q0, increment)
+        a = (v_next - v0) / dt
+        self._commit(
+            q_next, v_next, a, kinematics0, mean_forces[kinematics0.index], mean_torques, True
+        )
+
+    def _joint_impulse(
+        self, q: np.ndarray, v: np.ndarray, joints: np.ndarray, target: np.ndarray
+    ) -> None:
+        """Set the velocities of some joints by an internal joint impulse (in place).
+
+        dv = M^-1 S^T mu with mu such that dq[joints] = target: the impulse acts between the
+        links of each joint (no base rows), so the robot's momentum is unchanged. M is the true
+        mass matrix (the implicit-damping armature is left out).
+        """
+        columns = joints + self._jv
+        armature = self.model.armature.copy()
+        self.model.armature[:] = 0.0
+        inverse = pin.computeMinverse(self.model, self.data, q)
+        self.model.armature[:] = armature
+        inverse = np.triu(inverse) + np.triu(inverse, 1).T
+        impulse = np.linalg.solve(inverse[np.ix_(columns, columns)], target - v[columns])
+        v += inverse[:, columns] @ impulse
+
+    def _stop_at_limits(self, q: np.ndarray, v_next: np.ndarray) -> None:
+        """Inelastic joint stops before the position update q + dt v (semi-implicit Euler).
+
+        A joint that would pass a limit gets the velocity that lands it exactly on it.
+        """
+        if self.ndof == 0:
+            return
+        joints = q[self._jq :] + self.dt * v_next[self._jv :]
+        if float(np.minimum(joints - self._lower, self._upper - joints).min()) >= 0.0:
+            return
+        limit = np.clip(joints, self._lower, self._upper)
+        stopped = np.flatnonzero(limit != joints)
+        target = (limit[stopped] - q[self._jq :][stopped]) / self.dt
+        self._joint_impulse(q, v_next, stopped, target)
+
+    def _clamp_to_limits(self, q: np.ndarray, v: np.ndarray) -> None:
+        """Inelastic joint stops after a step (RK4): clamp, and cancel outward velocities."""
+        joints = q[self._jq :]
+        if (
+            self.ndof == 0
+            or float(np.minimum(joints - self._lower, self._upper - joints).min()) >= 0.0
+        ):
+            return
+        below = joints < self._lower
+        above = joints > self._upper
+        np.clip(joints, self._lower, self._upper, out=joints)
+        dq = v[self._jv :]
+        stopped = np.flatnonzero((below & (dq < 0.0)) | (above & (dq > 0.0)))
+        if stopped.size:
+            self._joint_impulse(q, v, stopped, np.zeros(stopped.size))
+
+    def _commit(self, q_next, v_next, a, kinematics, forces, torques, converged) -> None:
+        # pin.integrate keeps the base quaternion unit (measured: 1e-16 after 1e5 steps).
+        if self._rk4:
+            self._clamp_to_limits(q_next, v_next)
+        reason = self._divergence(q_next, v_next)
+        if reason is not None:
+            self._diverged = reason
+            raise SimulationDiverged(self.time, reason)
+        self._record = _StepRecord(
+            self._q, self._v, a, kinematics, forces, list(self._pushes), torques, converged
+        )
+        self._q = q_next
+        self._v = v_next
+        self._steps += 1
+        if self._pushes:
+            self._pushes = [push for push in self._pushes if push.end_step > self._steps]
+
+    def _divergence(self, q: np.ndarray, v: np.ndarray) -> str | None:
+        fastest = float(np.abs(v).max())
+        if not (math.isfinite(fastest) and math.isfinite(float(q.sum()))):
+            return "non-finite state (NaN or inf in q or v)"
+        if fastest > self.settings.max_speed:
+            worst = int(np.abs(v).argmax())
+            return (
+                f"velocity v[{worst}] = {v[worst]:.3g} exceeds max_speed "
+                f"{self.settings.max_speed:g}"
+            )
+        if self.floating_base:
+            x, y, z = q[0], q[1], q[2]
+            distance = math.sqrt(x * x + y * y + z * z)
+            if distance > self.settings.max_distance:
+                return (
+                    f"base {distance:.3g} m from the origin exceeds max_distance "
+                    f"{self.settings.max_distance:g} m"
+                )
+        return None
+
+    # ------------------------------------------------------------------ outputs
+
+    def contact_force_array(self) -> np.ndarray:
+        """Mean force at every contact point during the last step, world axes [N], (n, 3)."""
+        forces = np.zeros((self.contact_points.size, 3))
+        record = self._record
+        if record.kinematics.index.size:
+            forces[record.kinematics.index] = record.contact_forces
+        return forces
+
+    def ground_truth(self) -> GroundTruth:
+        """The true state and the contact forces of the last step."""
+        record = self._record
+        forces = self.contact_force_array()
+        positions = np.full((self.contact_points.size, 3), np.nan)
+        if record.kinematics.index.size:
+            positions[record.kinematics.index] = record.kinematics.position
+        names = self.contact_points.names
+        return GroundTruth(
+            time=self.time,
+            q=self._q.copy(),
+            v=self._v.copy(),
+            contact_forces={name: forces[i].copy() for i, name in enumerate(names)},
+            contact_positions={name: positions[i].copy() for i, name in enumerate(names)},
+            joint_torques=record.joint_torques.copy(),
+            contact_solver_converged=record.converged,
+        )
+
+    def ft_wrenches(self) -> dict[str, np.ndarray]:
+        """Noise-free F/T readings of the last step, by sensor name (see robot_io's convention)."""
+        if not self.ft_sensors:
+            return {}
+        record = self._record
+        model, data = self.model, self._sensor_data
+        pin.forwardKinematics(model, data, record.q)
+        fext = self._sensor_fext
+        for joint in range(1, model.njoints):
+            fext[joint] = self._zero_force
+        point_forces = self.contact_force_array()
+        for i in np.flatnonzero(np.any(point_forces != 0.0, axis=1)):
+            joint = int(self.contact_points.joint[i])
+            fext[joint] = fext[joint] + self._point_force_in_joint(data, i, point_forces[i])
+        push_on_joint = []
+        for push in record.pushes:
+            force = self._push_in_joint(data, push)
+            fext[push.joint] = fext[push.joint] + force
+            push_on_joint.append((push, force))
+        pin.rnea(model, data, record.q, record.v, record.a, fext)
+        wrenches = {}
+        for sensor, points in zip(self.ft_sensors, self._ft_points, strict=True):
+            on_child = pin.Force.Zero()
+            for i in points:
+                if point_forces[i].any():
+                    on_child += self._point_force_in_joint(data, int(i), point_forces[i])
+            for push, force in push_on_joint:
+                if push.joint == sensor.joint and push.frame_id in sensor.child_frames:
+                    on_child += force
+            wrenches[sensor.name] = sensor.wrench(model, data, on_child)
+        return wrenches
+
+    def _point_force_in_joint(self, data: pin.Data, point: int, force: np.ndarray) -> pin.Force:
+        joint = int(self.contact_points.joint[point])
+        local_force = data.oMi[joint].rotation.T @ force
+        local_point = self.contact_points.position_in_joint[point]
+        return pin.Force(local_force, cross_rows(local_point, local_force))
+
+    def _push_in_joint(self, data: pin.Data, push: _Push) -> pin.Force:
+        origin = data.oMi[push.joint].act(self.model.frames[push.frame_id].placement)
+        at_world = pin.SE3(np.eye(3), origin.translation).act(
+            pin.Force(push.wrench[:3], push.wrench[3:])
+        )
+        return data.oMi[push.joint].actInv(at_world)
+
+    def readings(self) -> RobotReadings:
+        """What the robot's sensors report now (with the configured noise)."""
+        record = self._record
+        positions = self._q[self._jq :].copy()
+        velocities = self._v[self._jv :].copy()
+        efforts = record.joint_torques.copy()
+        noisy = self.noise.settings.enabled
+        if noisy:
+            positions, velocities, efforts = self.noise.joints(positions, velocities, efforts)
+        imu = None
+        if self.imu_frame_id is not None:
+            imu = imu_reading(
+                self.model,
+                self._sensor_data,
+                self.imu_frame_id,
+                self._q,
+                self._v,
+                record.q,
+                record.v,
+                record.a,
+            )
+            if noisy:
+                imu = self.noise.imu(imu)
+        wrenches = self.ft_wrenches()
+        if noisy:
+            wrenches = {name: self.noise.wrench(w) for name, w in wrenches.items()}
+        return RobotReadings(self.time, positions, velocities, efforts, imu, wrenches)
