@@ -26,6 +26,7 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped, PoseStamped, WrenchStamped
 from nav_msgs.msg import Odometry
+from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -53,6 +54,7 @@ from wbm_description.ros.messages import (
 from wbm_description.whole_body_model import WholeBodyModel
 
 _LOG_PERIOD = 2.0  # throttle of repeated warnings [s]
+_WALL_STALE = 0.5  # no joint_states for this long in wall time: the robot side is gone [s]
 _ROS_PARAMETERS = {"use_sim_time", "start_type_description_service"}  # rclpy's own
 
 
@@ -143,6 +145,11 @@ class ControllerNode(Node):
             if self.config.trigger == "timer"
             else None
         )
+        # Under use_sim_time the loop stops with /clock when the robot side dies: a wall-clock
+        # watchdog then switches to the safe command and says why.
+        self._last_input_wall: float | None = None
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.create_timer(0.1, self._wall_watchdog, clock=steady)
         self.get_logger().info(
             f"wbm_controller: robot {robot.name}, mode {self.config.mode}, "
             f"{self.config.control_rate:g} Hz, tasks {sorted(self.controller.frame_task_configs)}"
@@ -176,6 +183,7 @@ class ControllerNode(Node):
             self._joint_efforts[arrays.indices] = arrays.effort
         self._joint_positions, self._joint_velocities = positions, velocities
         self._received["joint_states"] = self._now()
+        self._last_input_wall = time.monotonic()
         self._input_arrived("joint_states", message.header.stamp)
 
     def _on_imu(self, message: Imu) -> None:
@@ -254,6 +262,22 @@ class ControllerNode(Node):
             )
 
     # ------------------------------------------------------------------ the loop
+
+    def _wall_watchdog(self) -> None:
+        """Hold and report when joint_states stopped arriving (wall clock), e.g. no simulator."""
+        if self._last_input_wall is None:
+            return
+        silence = time.monotonic() - self._last_input_wall
+        if silence < max(_WALL_STALE, self.config.stale_timeout):
+            return
+        reason = f"stale inputs: no joint_states for {silence:.1f} s (wall clock)"
+        command = self.controller.hold_command(reason, self._joint_positions)
+        if not self._safe_reason.startswith("stale inputs: no joint_states"):
+            self.get_logger().error(f"safe mode (holding the joints with damping): {reason}")
+        self._safe_reason = reason
+        now = self._now()
+        self.command_publisher.publish(command_message(self.model.joint_names, command, now))
+        self.diagnostics_publisher.publish(diagnostics_message(self.controller.status, now))
 
     def _input_arrived(self, name: str, stamp) -> None:
         """Trigger "inputs": step once every input of a new stamp has arrived."""
