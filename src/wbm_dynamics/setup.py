@@ -25,6 +25,7 @@ setup(
         "console_scripts": [
             "wbm_robot_interface = wbm_dynamics.ros.robot_interface_node:main",
             "wbm_benchmark_simulator = wbm_dynamics.ros.benchmark:main",
+            "wbm_benchmark_engines = wbm_dynamics.mujoco.benchmark:main",
         ]
     },
 )

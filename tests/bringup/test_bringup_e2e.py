@@ -1,0 +1,119 @@
+"""End to end: the launch files run through `wbm launch` as real processes over real rclpy.
+
+"Stays up" is judged on the true base height (ground_truth/odom): iCub's base stands about
+0.59 m high; a fall drops it by tens of centimetres, while standing, hand motion and balance keep
+it within a few millimetres. The threshold of 3 cm separates the two with a wide margin.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from conftest import ROOT, Probe, Process, alive, wbm_launch
+
+pytestmark = [pytest.mark.process, pytest.mark.slow]
+
+SIM_SECONDS = 10.0
+HEIGHT_TOLERANCE = 0.03  # [m], see the module docstring
+WALL_TIMEOUT = 150.0  # [s] for 10 s of simulated time in lockstep on a loaded 2-core machine
+
+
+def assert_stood(probe: Probe, process: Process) -> float:
+    heights = np.array([z for t, z in probe.heights if t >= 0.5])
+    assert len(heights) > 100, process.output[-3000:]
+    drop = float(heights[0] - heights.min())
+    assert drop < HEIGHT_TOLERANCE, f"base dropped {drop:.3f} m:\n{process.output[-3000:]}"
+    return drop
+
+
+def assert_clean_stop(process: Process, *, expected_code: int = 0) -> None:
+    pids = process.child_pids()
+    assert pids, process.output
+    code = process.stop()
+    assert code == expected_code, process.output[-3000:]
+    time.sleep(0.2)
+    left = {label: pid for label, pid in pids.items() if alive(pid)}
+    assert left == {}, f"processes left behind after Ctrl-C: {left}"
+
+
+@pytest.mark.parametrize("robot_side", ["simulator", "mujoco"])
+def test_simulation_bringup_keeps_icub_up_in_lockstep(robot_side):
+    launch = wbm_launch("sim.launch.yaml", "pacing:=lockstep", f"robot_side:={robot_side}")
+    probe = Probe()
+    try:
+        probe.spin_until(lambda: probe.sim_time >= SIM_SECONDS, WALL_TIMEOUT, "10 s", launch)
+        assert_stood(probe, launch)
+        assert "safe mode" not in launch.output, launch.output[-3000:]
+    finally:
+        probe.close()
+        assert_clean_stop(launch)
+
+
+def robot_side_process(node_name: str, pacing: str) -> Process:
+    """The simulator started on its own, under another node name (standing in for a driver)."""
+    return Process(
+        [
+            sys.executable,
+            "-m",
+            "wbm_dynamics.ros.robot_interface_node",
+            "--ros-args",
+            "-r",
+            f"__node:={node_name}",
+            "--params-file",
+            str(ROOT / "config" / "icub" / "simulator.yaml"),
+            "-p",
+            f"pacing:={pacing}",
+            "-p",
+            "control_period:=0.002",
+        ]
+    )
+
+
+def test_robot_bringup_against_a_separate_robot_side_then_losing_it():
+    driver = robot_side_process("my_robot_driver", "lockstep")
+    launch = wbm_launch(
+        "robot.launch.yaml",
+        "use_sim_time:=true",
+        "trigger:=inputs",
+        "base_pose_topic:=ground_truth/odom",
+    )
+    probe = Probe()
+    try:
+        probe.spin_until(lambda: probe.sim_time >= SIM_SECONDS, WALL_TIMEOUT, "10 s", launch)
+        assert_stood(probe, launch)
+        # Killing the robot side: the controller holds and says why, and does not crash.
+        driver.popen.send_signal(signal.SIGKILL)
+        driver.popen.wait(timeout=10)
+        launch.wait_for_output(r"safe mode \(holding the joints with damping\): stale inputs", 10)
+        time.sleep(1.0)
+        pids = launch.child_pids()
+        assert alive(pids["controller"]), launch.output[-3000:]
+        assert launch.popen.poll() is None
+    finally:
+        probe.close()
+        if driver.popen.poll() is None:
+            driver.stop()
+        assert_clean_stop(launch)
+
+
+def test_killing_the_controller_leaves_the_simulator_in_damping_mode():
+    launch = wbm_launch("sim.launch.yaml", "pacing:=realtime")
+    probe = Probe()
+    try:
+        probe.spin_until(lambda: probe.sim_time >= 1.0, 60.0, "1 s of sim time", launch)
+        controller = launch.child_pids()["controller"]
+        subprocess.run(["kill", "-KILL", str(controller)], check=True)
+        launch.wait_for_output(r"joints in damping mode until commands resume", 30)
+        simulator = launch.child_pids()["robot_interface"]
+        before = probe.sim_time
+        probe.spin_until(lambda: probe.sim_time > before + 0.5, 30.0, "sim time going on", launch)
+        assert alive(simulator)
+    finally:
+        probe.close()
+        # The launch reports the controller's end (killed: -9, i.e. exit code 256 - 9).
+        assert_clean_stop(launch, expected_code=256 - signal.SIGKILL)
