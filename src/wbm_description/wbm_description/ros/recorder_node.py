@@ -107,7 +107,8 @@ class Recorder(Node):
         """Close the bag (writes metadata.yaml)."""
         self.writer.close()
         summary = ", ".join(f"{topic}: {count}" for topic, count in sorted(self.counts.items()))
-        self.get_logger().info(f"wrote {self.path} ({summary})")
+        # Printed, not logged: the context may already be shut down (Ctrl-C).
+        print(f"wbm_recorder: wrote {self.path} ({summary})", flush=True)
 
 
 def _message_class(type_name: str):
