@@ -31,8 +31,7 @@ setup(
             "wbm_state_publisher = wbm_description.ros.state_publisher_node:main",
             "wbm_viewer = wbm_description.ros.viewer_node:main",
             "wbm_recorder = wbm_description.ros.recorder_node:main",
-            "wbm_benchmark_state_publisher = "
-            "wbm_description.ros.benchmark_state_publisher:main",
+            "wbm_benchmark_state_publisher = wbm_description.ros.benchmark_state_publisher:main",
         ],
     },
 )

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import ROOT, Probe, Process, alive, wbm_launch
+from bringup_helpers import ROOT, Probe, Process, alive, wbm_launch
 
 pytestmark = [pytest.mark.process, pytest.mark.slow]
 

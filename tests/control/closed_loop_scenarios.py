@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pinocchio as pin
-from conftest import CONTROLLER_YAML
+from control_helpers import CONTROLLER_YAML
 
 from wbm_control.closed_loop import run_closed_loop
 from wbm_control.controller import WholeBodyController

@@ -3,7 +3,7 @@
 import numpy as np
 import pinocchio as pin
 import pytest
-from conftest import readings_from_state
+from control_helpers import readings_from_state
 
 from wbm_control.base_estimator import BaseEstimator
 from wbm_description.exceptions import InputError

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
-from conftest import CONTROLLER_YAML, readings_from_state
+from control_helpers import CONTROLLER_YAML, readings_from_state
 
 from wbm_control.controller import WholeBodyController
 from wbm_control.controller_config import ControllerConfig

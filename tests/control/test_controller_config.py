@@ -1,6 +1,6 @@
 import pytest
 import yaml
-from conftest import CONTROLLER_YAML
+from control_helpers import CONTROLLER_YAML
 
 from wbm_control.controller_config import ControllerConfig
 from wbm_description.exceptions import ConfigError

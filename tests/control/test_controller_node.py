@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 import rclpy
-from conftest import CONTROLLER_YAML, REPO, readings_from_state
+from control_helpers import CONTROLLER_YAML, REPO, readings_from_state
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import PointStamped, PoseStamped, WrenchStamped
 from nav_msgs.msg import Odometry

@@ -145,7 +145,7 @@ def test_joint_state_message_round_trip(icub: WholeBodyModel, rng):
     message.name = [icub.joint_names[i] for i in order]
     message.position = position[order].tolist()
     message.velocity = velocity[order].tolist()
-    arrays = messages.joint_arrays_from_message(message, icub._joint_index, require_all=True)
+    arrays = messages.joint_arrays_from_message(message, icub.joint_indices, require_all=True)
     back = np.empty(icub.ndof)
     back[arrays.indices] = arrays.position
     np.testing.assert_array_equal(back, position)
@@ -167,7 +167,7 @@ def test_joint_state_message_rejections(icub: WholeBodyModel, mutate, match):
     message.position = list(message.position)
     mutate(message)
     with pytest.raises(InputError, match=match):
-        messages.joint_arrays_from_message(message, icub._joint_index, require_all=True)
+        messages.joint_arrays_from_message(message, icub.joint_indices, require_all=True)
 
 
 def test_odometry_round_trip(icub: WholeBodyModel, random_state):

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 import pinocchio as pin
@@ -115,6 +116,8 @@ class WholeBodyModel:
         self.frame_names: tuple[str, ...] = tuple(frame.name for frame in model.frames)
         self._frame_ids = {name: i for i, name in enumerate(self.frame_names)}
         self._joint_index = {name: i for i, name in enumerate(self.joint_names)}
+        self.joint_indices: Mapping[str, int] = MappingProxyType(self._joint_index)
+        """Joint name to its index in the model's joint order (read-only)."""
         lower = np.array(model.lowerPositionLimit[self._q_joint_start :])
         upper = np.array(model.upperPositionLimit[self._q_joint_start :])
         self.joint_position_limits = (lower, upper)

@@ -16,7 +16,7 @@ import numpy as np
 from wbm_control.demo.scenario import DemoScenario
 from wbm_description.ft_ground_reaction import FootForceSensors
 from wbm_description.markers import MarkerOptions, marker_scene
-from wbm_description.support_geometry import polygon_margin
+from wbm_description.support_geometry import convex_hull_2d, polygon_margin
 from wbm_description.whole_body_model import WholeBodyModel
 
 SETTLING_TIME = 0.5
@@ -225,8 +225,6 @@ def analyze(
 
 
 def _initial_polygon(model: WholeBodyModel, q: np.ndarray) -> np.ndarray:
-    from wbm_description.support_geometry import convex_hull_2d
-
     corners = [
         model.frame_placement(q, sole.frame).act(corner)
         for sole in model.config.soles

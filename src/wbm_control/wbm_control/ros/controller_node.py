@@ -91,9 +91,10 @@ class ControllerNode(Node):
         robot = load_robot(self.config.robot)
         self.model = WholeBodyModel.from_config(robot)
         self.controller = WholeBodyController(self.model, self.config)
-        self.joint_index = {name: i for i, name in enumerate(self.model.joint_names)}
+        self.joint_index = self.model.joint_indices
         self.base_frame = robot.base_link
         self._sensor_frames = {s.name: s.frame for s in robot.ft_sensors}
+        self._required_inputs = ("joint_states", "imu", *(f"ft/{s}" for s in self._sensor_frames))
 
         self._joint_positions: np.ndarray | None = None
         self._joint_velocities: np.ndarray | None = None
@@ -285,17 +286,19 @@ class ControllerNode(Node):
             return
         nanoseconds = stamp.sec * 1_000_000_000 + stamp.nanosec
         self._stamps[name] = nanoseconds
-        required = ["joint_states", "imu"] + [f"ft/{s}" for s in self._sensor_frames]
         if nanoseconds == self._answered_stamp:
             return
-        if all(self._stamps.get(key) == nanoseconds for key in required):
+        if all(self._stamps.get(key) == nanoseconds for key in self._required_inputs):
             self._answered_stamp = nanoseconds
             self._on_timer()
 
     def _stale_inputs(self, now: float) -> list[str]:
-        required = ["joint_states", "imu"] + [f"ft/{s}" for s in self._sensor_frames]
         timeout = self.config.stale_timeout
-        return [name for name in required if now - self._received.get(name, -np.inf) > timeout]
+        return [
+            name
+            for name in self._required_inputs
+            if now - self._received.get(name, -np.inf) > timeout
+        ]
 
     def _enter_safe(self, reason: str) -> None:
         if self._safe_reason != reason:

@@ -71,7 +71,7 @@ class ScenarioNode(Node):
 
     def _on_joint_states(self, message: JointState) -> None:
         try:
-            arrays = joint_arrays_from_message(message, self.model._joint_index, require_all=True)
+            arrays = joint_arrays_from_message(message, self.model.joint_indices, require_all=True)
         except InputError as error:
             self.get_logger().warning(f"joint_states ignored: {error}", throttle_duration_sec=2.0)
             return

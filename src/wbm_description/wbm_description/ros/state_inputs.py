@@ -84,7 +84,7 @@ class RobotStateInputs:
         on_joint_state: Callable[[], None] | None = None,
     ):
         self._model = model
-        self._joint_index = {name: i for i, name in enumerate(model.joint_names)}
+        self._joint_index = model.joint_indices
         self._on_joint_state = on_joint_state
         self._base_names = {model.config.base_link, settings.frame_prefix + model.config.base_link}
         self.reporter = DroppedInputReporter(node, settings.invalid_input_log_period)
