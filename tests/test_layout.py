@@ -2,7 +2,11 @@
 
 - Cores never import rclpy or message packages: only modules in a ``ros`` subpackage (or named
   ``*_node.py``) may.
-- wbm_dynamics and wbm_control import wbm_description, never each other.
+- wbm_dynamics and wbm_control import wbm_description, never each other; wbm_bringup may import
+  all three and nothing imports it.
+- No module imports by name at run time (``importlib.import_module``, ``__import__``), which
+  would hide a dependency from these checks, and none locates files through ``parents[N]`` of
+  its own path (it would only work in an editable checkout).
 - Each package is a ROS 2 ament_python package: package.xml format 3, resource marker, setup.cfg.
 """
 
@@ -15,7 +19,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ["wbm_description", "wbm_dynamics", "wbm_control"]
+PACKAGES = ["wbm_description", "wbm_dynamics", "wbm_control", "wbm_bringup"]
 ROS_MODULES = {
     "rclpy",
     "std_msgs",
@@ -69,6 +73,9 @@ def test_cores_do_not_import_ros(package):
         ("wbm_control", "wbm_dynamics"),
         ("wbm_description", "wbm_dynamics"),
         ("wbm_description", "wbm_control"),
+        ("wbm_description", "wbm_bringup"),
+        ("wbm_dynamics", "wbm_bringup"),
+        ("wbm_control", "wbm_bringup"),
     ],
 )
 def test_dependencies_point_one_way(package, forbidden):
@@ -94,3 +101,37 @@ def test_ament_python_package(package):
     assert {"rclpy", "python3-numpy"} <= dependencies
     if package != "wbm_description":
         assert "wbm_description" in dependencies
+
+
+# Dynamic imports that are not dependencies between wbm packages, with the reason.
+DYNAMIC_IMPORTS_ALLOWED = {
+    # The recorder records topics of any type: message classes are resolved from type names.
+    "src/wbm_bringup/wbm_bringup/ros/recorder_node.py",
+}
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_hidden_imports_or_paths_relative_to_modules(package):
+    offenders = []
+    for path in python_files(package):
+        allowed = str(path.relative_to(ROOT)) in DYNAMIC_IMPORTS_ALLOWED
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                name = ast.unparse(node.func)
+                if (name.endswith("import_module") or name == "__import__") and not allowed:
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} {name}")
+            elif isinstance(node, ast.Attribute) and node.attr == "parents":
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} .parents")
+    assert offenders == []
+
+
+def test_bringup_declares_the_packages_it_imports():
+    manifest = ET.parse(ROOT / "src" / "wbm_bringup" / "package.xml").getroot()
+    dependencies = {element.text for element in manifest.iter("exec_depend")}
+    imported = set()
+    for path in python_files("wbm_bringup"):
+        imported |= imported_top_modules(path)
+    wbm = {module for module in imported if module.startswith("wbm_")} - {"wbm_bringup"}
+    assert wbm <= dependencies
+    assert wbm == {"wbm_description", "wbm_dynamics", "wbm_control"}

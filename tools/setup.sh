@@ -3,7 +3,7 @@
 #
 # On a fresh machine it creates the virtual environment .venv (Python 3.11, the version the ROS 2
 # wheels are built for), installs the pinned wheels of tools/requirements.txt (rclpy and messages,
-# Pinocchio, example-robot-data, ...), installs the three wbm packages editable, and builds
+# Pinocchio, example-robot-data, ...), installs the four wbm packages editable, and builds
 # tf2_msgs from its message definition when it is not importable (there is no tf2_msgs wheel).
 # It writes .venv/wbm_env.sh, which the other commands source. Re-running it when everything is
 # present takes seconds: each step is skipped when its inputs have not changed.
@@ -41,13 +41,17 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-# 2. The three wbm packages, editable, re-installed only when their set-up files change.
+# 2. The four wbm packages, editable, re-installed only when their set-up files change.
 stamp="$venv/.wbm-packages.sha256"
 want="$(cat "$root"/src/*/setup.py "$root"/src/*/setup.cfg | sha256sum | cut -d' ' -f1)"
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! "$vpy" -c 'import wbm_description, wbm_dynamics, wbm_control' 2>/dev/null; then
-  log "installing wbm_description, wbm_dynamics and wbm_control (editable)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! "$vpy" -c 'import wbm_description, wbm_dynamics, wbm_control, wbm_bringup' 2>/dev/null; then
+  log "installing wbm_description, wbm_dynamics, wbm_control and wbm_bringup (editable)"
+  # Console scripts are written anew: drop those of entry points that moved or went away.
+  rm -rf "$venv/lib/wbm_description" "$venv/lib/wbm_dynamics" "$venv/lib/wbm_control" \
+    "$venv/lib/wbm_bringup"
   "$vpy" -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation \
     -e "$root/src/wbm_description" -e "$root/src/wbm_dynamics" -e "$root/src/wbm_control" \
+    -e "$root/src/wbm_bringup" \
     2> >(grep -v "^WARNING: Location" >&2)
   echo "$want" > "$stamp"
 fi
@@ -55,12 +59,13 @@ fi
 # The packages' share directories, as colcon would install them, so that `find-pkg-share` finds
 # them: symlinks into the source tree (edits show at once), refreshed on every run.
 mkdir -p "$venv/share/ament_index/resource_index/packages"
-for pkg in wbm_description wbm_dynamics wbm_control; do
+for pkg in wbm_description wbm_dynamics wbm_control wbm_bringup; do
   share="$venv/share/$pkg"
   mkdir -p "$share"
   touch "$venv/share/ament_index/resource_index/packages/$pkg"
   ln -sfn "$root/src/$pkg/package.xml" "$share/package.xml"
-  for dir in "$root/src/$pkg/$pkg/robots" "$root/src/$pkg/rviz" "$root/src/$pkg/config"; do
+  for dir in "$root/src/$pkg/$pkg/robots" "$root/src/$pkg/rviz" "$root/src/$pkg/config" \
+    "$root/src/$pkg/launch"; do
     if [ -d "$dir" ]; then ln -sfn "$dir" "$share/$(basename "$dir")"; fi
   done
 done
@@ -72,7 +77,7 @@ cat > "$venv/wbm_env.sh" <<EOF
 # Written by tools/setup.sh: source it to run wbm (the README's commands do).
 export VIRTUAL_ENV="$venv"
 # Console entry points install to lib/<package>/ as ROS 2 expects (setup.cfg); put them on PATH.
-export PATH="$venv/bin:$venv/lib/wbm_description:$venv/lib/wbm_dynamics:$venv/lib/wbm_control:\$PATH"
+export PATH="$venv/bin:$venv/lib/wbm_description:$venv/lib/wbm_dynamics:$venv/lib/wbm_control:$venv/lib/wbm_bringup:\$PATH"
 export AMENT_PREFIX_PATH="$tf2_install:$venv\${AMENT_PREFIX_PATH:+:\$AMENT_PREFIX_PATH}"
 export CMAKE_PREFIX_PATH="$venv\${CMAKE_PREFIX_PATH:+:\$CMAKE_PREFIX_PATH}"
 export PYTHONPATH="$tf2_install/lib/python3.11/site-packages\${PYTHONPATH:+:\$PYTHONPATH}"

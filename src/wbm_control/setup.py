@@ -25,9 +25,6 @@ setup(
         "console_scripts": [
             "wbm_controller = wbm_control.ros.controller_node:main",
             "wbm_benchmark_controller = wbm_control.benchmark:main",
-            "wbm_scenario = wbm_control.ros.scenario_node:main",
-            "wbm_demo = wbm_control.demo.run:main",
-            "wbm_benchmark_bringup = wbm_control.ros.benchmark_bringup:main",
         ]
     },
 )

@@ -25,12 +25,8 @@ setup(
     license="BSD-3-Clause",
     entry_points={
         "console_scripts": [
-            "wbm = wbm_description.cli:main",
-            "wbm_model_info = wbm_description.cli:model_info_main",
             "wbm_benchmark_model = wbm_description.benchmark_model:main",
             "wbm_state_publisher = wbm_description.ros.state_publisher_node:main",
-            "wbm_viewer = wbm_description.ros.viewer_node:main",
-            "wbm_recorder = wbm_description.ros.recorder_node:main",
             "wbm_benchmark_state_publisher = wbm_description.ros.benchmark_state_publisher:main",
         ],
     },

@@ -87,7 +87,7 @@ class Process:
 def wbm_launch(file: str, *arguments: str) -> Process:
     """`wbm launch launch/<file> arguments...` as a process."""
     return Process(
-        [sys.executable, "-m", "wbm_description.cli", "launch", str(LAUNCH / file), *arguments]
+        [sys.executable, "-m", "wbm_bringup.cli", "launch", str(LAUNCH / file), *arguments]
     )
 
 

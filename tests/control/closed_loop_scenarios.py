@@ -12,7 +12,7 @@ import numpy as np
 import pinocchio as pin
 from control_helpers import CONTROLLER_YAML
 
-from wbm_control.closed_loop import run_closed_loop
+from wbm_bringup.closed_loop import run_closed_loop
 from wbm_control.controller import WholeBodyController
 from wbm_control.controller_config import ControllerConfig
 from wbm_description.support_geometry import convex_hull_2d, polygon_margin

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wbm_control.demo.report import RunRecording, analyze
-from wbm_control.demo.scenario import DemoScenario
+from wbm_bringup.demo.report import RunRecording, analyze
+from wbm_bringup.demo.scenario import DemoScenario
 from wbm_description import ConfigError, WholeBodyModel
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from wbm_description.launching import LaunchFileError, plan_launch
+from wbm_bringup.launching import LaunchFileError, plan_launch
 
 
 def write(directory: Path, name: str, entities: list) -> Path:

@@ -63,7 +63,7 @@ def alive(pid: int) -> bool:
 
 def start_launch(path: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "wbm_description.cli", "launch", str(path)],
+        [sys.executable, "-m", "wbm_bringup.cli", "launch", str(path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

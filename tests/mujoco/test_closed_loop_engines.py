@@ -17,7 +17,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from wbm_control.closed_loop import run_closed_loop
+from wbm_bringup.closed_loop import run_closed_loop
 from wbm_control.controller import WholeBodyController
 from wbm_control.controller_config import ControllerConfig
 from wbm_dynamics.mujoco.engine import MujocoEngine

@@ -26,7 +26,7 @@ def test_records_topics_into_mcap(tmp_path):
         [
             sys.executable,
             "-m",
-            "wbm_description.ros.recorder_node",
+            "wbm_bringup.ros.recorder_node",
             "--ros-args",
             "-p",
             f"output:={bag}",

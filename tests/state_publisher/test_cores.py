@@ -29,7 +29,7 @@ def icub():
 
 
 def test_cores_do_not_import_ros():
-    for name in ("tf_tree", "markers", "ft_ground_reaction", "viewer", "state_publisher_settings"):
+    for name in ("tf_tree", "markers", "ft_ground_reaction", "state_publisher_settings"):
         tree = ast.parse((PACKAGE / f"{name}.py").read_text())
         imported = {
             alias.name.split(".")[0]

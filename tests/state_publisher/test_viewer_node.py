@@ -50,7 +50,7 @@ def shoot_until_stable(browser: HeadlessBrowser, path, timeout: float = 30.0) ->
 def test_browser_shows_the_robot(rclpy_node, start_node, tmp_path):
     assert shutil.which(CHROMIUM), "chromium missing: run bash tools/install_browser.sh"
     config = load_robot("icub")
-    viewer = start_node("wbm_description.ros.viewer_node", ["--params-file", str(PARAMS_FILE)])
+    viewer = start_node("wbm_bringup.ros.viewer_node", ["--params-file", str(PARAMS_FILE)])
     assert spin_until(rclpy_node, lambda: "wbm_viewer: open" in viewer.stdout(), 60.0), (
         viewer.stderr()
     )

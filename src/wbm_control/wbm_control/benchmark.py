@@ -1,4 +1,4 @@
-"""``wbm_benchmark_controller``: time the IK and whole-body QP steps; find the largest push.
+"""``wbm_benchmark_controller``: time the IK and whole-body QP steps.
 
 Prints, for iCub standing in double support (the config's initial posture, sensors of a robot
 at rest), the median and 99th percentile wall time of:
@@ -11,18 +11,15 @@ at rest), the median and 99th percentile wall time of:
   solution. tsid (the issue's reference library) cannot be installed here: its PyPI source
   distribution needs libtsid, which has no binary wheel, so ``pip install tsid`` fails.
 
-With ``--push`` (and the simulator core, wbm_dynamics, installed) it also bisects the largest
-push on the torso (front and side, ``--push-duration`` long) the controller survives in closed
-loop: not falling and no foot moving more than 1 mm within 2.5 s. The simulator is imported
-only here, at run time: the controller itself never imports it.
+The largest push the controller survives in closed loop with the simulator is measured by
+``wbm_benchmark_push`` (wbm_bringup), which needs both packages.
 
-Run: ``wbm_benchmark_controller [--config config/icub/controller.yaml] [--samples 500] [--push]``
+Run: ``wbm_benchmark_controller [--config config/icub/controller.yaml] [--samples 500]``
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -30,7 +27,6 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from wbm_control.closed_loop import run_closed_loop
 from wbm_control.controller import WholeBodyController
 from wbm_control.controller_config import ControllerConfig
 from wbm_description.registry import load_robot
@@ -199,57 +195,11 @@ def benchmark_steps(model: WholeBodyModel, config: ControllerConfig, samples: in
     return lines
 
 
-def largest_push(
-    model: WholeBodyModel,
-    config: ControllerConfig,
-    direction: np.ndarray,
-    *,
-    contact_model: str,
-    duration: float,
-    iterations: int,
-    upper: float,
-) -> float:
-    """Bisect the largest impulse [N s] on the torso survived (no fall, feet within 1 mm)."""
-    simulator_module = importlib.import_module("wbm_dynamics.simulator")
-    settings_module = importlib.import_module("wbm_dynamics.settings")
-    settings = settings_module.SimulatorSettings(dt=1e-3, contact_model=contact_model)
-    steps = round(config.control_period / settings.dt)
-
-    def survives(impulse: float) -> bool:
-        sim = simulator_module.Simulator(model, settings)
-        sim.reset()
-        controller = WholeBodyController(model, config)
-        run_closed_loop(controller, sim, 1.5, robot_steps_per_control=steps)
-        q0 = sim.ground_truth().q
-        feet0 = [model.frame_placement(q0, s.frame).translation for s in model.config.soles]
-        wrench = np.concatenate([impulse / duration * direction, np.zeros(3)])
-        sim.apply_wrench("torso", wrench, duration)
-
-        def fallen() -> bool:
-            return model.com_position(sim.ground_truth().q)[2] < 0.35 or sim.diverged is not None
-
-        run_closed_loop(controller, sim, 2.5, robot_steps_per_control=steps, stop=fallen)
-        q = sim.ground_truth().q
-        feet = [model.frame_placement(q, s.frame).translation for s in model.config.soles]
-        moved = max(np.linalg.norm(a - b) for a, b in zip(feet, feet0, strict=True))
-        return not fallen() and moved < 1e-3
-
-    low, high = 0.0, upper
-    for _ in range(iterations):
-        middle = 0.5 * (low + high)
-        low, high = (middle, high) if survives(middle) else (low, middle)
-    return low
-
-
 def main(argv: list[str] | None = None) -> None:
     """Entry point of ``wbm_benchmark_controller``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", type=Path, default=Path("config/icub/controller.yaml"))
     parser.add_argument("--samples", type=int, default=500)
-    parser.add_argument("--push", action="store_true", help="bisect the largest push (slow)")
-    parser.add_argument("--push-duration", type=float, default=0.2, help="[s]")
-    parser.add_argument("--push-iterations", type=int, default=6)
-    parser.add_argument("--contact-model", default="compliant", choices=["compliant", "rigid"])
     args = parser.parse_args(argv)
     config = (
         ControllerConfig.from_yaml(args.config) if args.config.exists() else ControllerConfig()
@@ -259,35 +209,6 @@ def main(argv: list[str] | None = None) -> None:
     print(f"controller config: {source}")
     for line in benchmark_steps(model, config, args.samples):
         print(line)
-    if not args.push:
-        return
-    try:
-        importlib.import_module("wbm_dynamics.simulator")
-    except ImportError as error:
-        print(f"\nlargest push: simulator core not available ({error})")
-        return
-    print(
-        f"\nlargest push on the torso survived ({args.contact_model} contacts, "
-        f"{args.push_duration} s push, no fall and feet within 1 mm, bisection of "
-        f"{args.push_iterations} steps):"
-    )
-    print("| mode | front [N s] | side [N s] |")
-    print("|---|---|---|")
-    for mode in ("torque", "ik"):
-        mode_config = replace(config, mode=mode)
-        results = [
-            largest_push(
-                model,
-                mode_config,
-                np.array(axis, dtype=float),
-                contact_model=args.contact_model,
-                duration=args.push_duration,
-                iterations=args.push_iterations,
-                upper=16.0,
-            )
-            for axis in ([1.0, 0.0, 0.0], [0.0, 1.0, 0.0])
-        ]
-        print(f"| {mode} | {results[0]:.2f} | {results[1]:.2f} |")
 
 
 if __name__ == "__main__":

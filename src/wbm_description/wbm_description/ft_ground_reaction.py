@@ -50,21 +50,6 @@ class ForceSensorSide:
     sole_names: tuple[str, ...]
 
 
-def _descendants(model: pin.Model, frame_id: int) -> list[int]:
-    """The frame and every frame whose parentFrame chain passes through it."""
-    result = []
-    for candidate in range(model.nframes):
-        current = candidate
-        while True:
-            if current == frame_id:
-                result.append(candidate)
-                break
-            if current == 0:
-                break
-            current = model.frames[current].parentFrame
-    return result
-
-
 class FootForceSensors:
     """The robot config's F/T sensors and the soles below them, for CoP and support polygon.
 
@@ -86,7 +71,7 @@ class FootForceSensors:
         sensors = []
         for sensor in model.config.ft_sensors:
             frame_id = model.frame_id(sensor.frame)
-            below = _descendants(pin_model, frame_id)
+            below = list(model.frames_below(sensor.frame))
             # A sensor given as a link: the link's own inertia sits on the fixed joint above it.
             parent_id = pin_model.frames[frame_id].parentFrame
             if (

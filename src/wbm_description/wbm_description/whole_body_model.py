@@ -96,6 +96,8 @@ class WholeBodyModel:
         coulomb_friction: np.ndarray | None = None,
         initial_posture: np.ndarray | None = None,
         world_reference_frame: str | None = None,
+        servo_kp: np.ndarray | None = None,
+        servo_kd: np.ndarray | None = None,
     ):
         self.model = model
         self.config = config
@@ -127,6 +129,16 @@ class WholeBodyModel:
         self.viscous_friction = zeros if viscous_friction is None else viscous_friction
         self.coulomb_friction = zeros if coulomb_friction is None else coulomb_friction
         self.initial_posture = zeros.copy() if initial_posture is None else initial_posture
+        self.servo_kp = zeros.copy() if servo_kp is None else np.asarray(servo_kp, float)
+        """Joint servo stiffness [N m/rad], model order (zeros without a robot config)."""
+        self.servo_kd = zeros.copy() if servo_kd is None else np.asarray(servo_kd, float)
+        """Joint servo damping [N m s/rad], model order (zeros without a robot config)."""
+        self.config_order = (
+            np.array([config.joints.index(name) for name in self.joint_names], dtype=int)
+            if config is not None
+            else np.arange(self.ndof)
+        )
+        """For each model joint, its index in the robot config's ``joints`` list."""
         if world_reference_frame is not None:
             self.frame_id(world_reference_frame)
         self.world_reference_frame = world_reference_frame
@@ -253,6 +265,8 @@ class WholeBodyModel:
             coulomb_friction=config.coulomb_friction[order],
             initial_posture=posture,
             world_reference_frame=config.world_reference_link,
+            servo_kp=config.servo_kp[order],
+            servo_kd=config.servo_kd[order],
         )
 
     # ------------------------------------------------------------------ checks and caches
@@ -279,6 +293,49 @@ class WholeBodyModel:
             return self._joint_index[name]
         except KeyError:
             raise NameNotFound("joint", name, self.joint_names) from None
+
+    def _joint_array(self, values: object, name: str) -> np.ndarray:
+        array = np.asarray(values, dtype=float)
+        if array.shape != (self.ndof,):
+            raise InputError(name, f"a vector of length {self.ndof}", f"shape {array.shape}")
+        return array
+
+    def from_config_order(self, values: object, name: str = "values") -> np.ndarray:
+        """A per-joint array in the robot config's ``joints`` order, in model order.
+
+        NaN entries (e.g. "no override" in the config's position limits) are kept.
+        """
+        return self._joint_array(values, name)[self.config_order]
+
+    def to_config_order(self, values: object, name: str = "values") -> np.ndarray:
+        """A per-joint array in model order, in the robot config's ``joints`` order."""
+        out = np.empty(self.ndof)
+        out[self.config_order] = self._joint_array(values, name)
+        return out
+
+    def frames_below(self, frame: str) -> tuple[int, ...]:
+        """Ids of a frame and of every frame below it in the frame tree.
+
+        For an F/T sensor frame: the frames of its child side (the foot below an ankle
+        sensor), wherever the tree branches below it.
+
+        Raises:
+            NameNotFound: Unknown frame.
+        """
+        root = self.frame_id(frame)
+        frames = self.model.frames
+        below = []
+        for candidate in range(len(frames)):
+            current = candidate
+            while True:
+                if current == root:
+                    below.append(candidate)
+                    break
+                parent = frames[current].parentFrame
+                if current == 0 or parent == current:
+                    break
+                current = parent
+        return tuple(below)
 
     def check_configuration(self, q: object, name: str = "q") -> np.ndarray:
         """Q as a finite vector of length nq with a unit base quaternion, or InputError."""

@@ -32,19 +32,6 @@ from wbm_dynamics.settings import NoiseSettings
 _LOCAL = pin.ReferenceFrame.LOCAL
 
 
-def frames_beyond(model: pin.Model, frame_id: int) -> set[int]:
-    """Frame ids at or below a frame in the frame tree (its own and its descendants')."""
-    beyond = {frame_id}
-    changed = True
-    while changed:
-        changed = False
-        for i, frame in enumerate(model.frames):
-            if i not in beyond and i != frame.parentFrame and frame.parentFrame in beyond:
-                beyond.add(i)
-                changed = True
-    return beyond
-
-
 @dataclass(frozen=True)
 class ForceTorqueSensorModel:
     """What one F/T sensor needs, precomputed from the model.
@@ -68,12 +55,21 @@ class ForceTorqueSensorModel:
     child_frames: frozenset[int]
 
     @classmethod
-    def build(cls, model: pin.Model, name: str, frame: str) -> ForceTorqueSensorModel:
-        """Split the sensor's body at the sensor frame."""
+    def build(
+        cls, model: pin.Model, name: str, frame: str, beyond: Sequence[int]
+    ) -> ForceTorqueSensorModel:
+        """Split the sensor's body at the sensor frame.
+
+        Args:
+            model: The Pinocchio model.
+            name: Sensor name.
+            frame: Sensor frame.
+            beyond: The sensor frame and every frame below it
+                (:meth:`~wbm_description.whole_body_model.WholeBodyModel.frames_below`).
+        """
         frame_id = model.getFrameId(frame)
         sensor = model.frames[frame_id]
         joint = sensor.parentJoint
-        beyond = frames_beyond(model, frame_id)
         inertia = pin.Inertia.Zero()
         child_joints = []
         for i in sorted(beyond):

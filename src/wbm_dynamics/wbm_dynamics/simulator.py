@@ -50,7 +50,7 @@ from wbm_dynamics.contact_points import (
 from wbm_dynamics.environment import Environment
 from wbm_dynamics.exceptions import SimulationDiverged
 from wbm_dynamics.rigid_contact import RigidContactSolver
-from wbm_dynamics.sensors import ForceTorqueSensorModel, SensorNoise, frames_beyond, imu_reading
+from wbm_dynamics.sensors import ForceTorqueSensorModel, SensorNoise, imu_reading
 from wbm_dynamics.settings import SimulatorSettings
 
 __all__ = ["GroundTruth", "SimulationDiverged", "Simulator", "SimulatorSettings"]
@@ -154,9 +154,7 @@ class Simulator:
         self.environment = Environment(settings.ground_friction, settings.boxes)
         self.contact_points = ContactPointSet(self.model, contact_points)
 
-        order = [config.joints.index(name) for name in model.joint_names] if config else None
-        kp = config.servo_kp[order] if config else np.zeros(self.ndof)
-        kd = config.servo_kd[order] if config else np.zeros(self.ndof)
+        kp, kd = model.servo_kp, model.servo_kd
         if servo_kp is not None:
             kp = model.check_joint_vector(servo_kp, "servo_kp")
         if servo_kd is not None:
@@ -186,9 +184,9 @@ class Simulator:
         if config is not None:
             frame_of_point = [model.frame_id(point.frame) for point in self.contact_points.specs]
             for sensor in config.ft_sensors:
-                ft = ForceTorqueSensorModel.build(self.model, sensor.name, sensor.frame)
+                beyond = set(model.frames_below(sensor.frame))
+                ft = ForceTorqueSensorModel.build(self.model, sensor.name, sensor.frame, beyond)
                 self.ft_sensors.append(ft)
-                beyond = frames_beyond(self.model, self.model.getFrameId(sensor.frame))
                 self._ft_points.append(
                     np.array([i for i, f in enumerate(frame_of_point) if f in beyond], dtype=int)
                 )

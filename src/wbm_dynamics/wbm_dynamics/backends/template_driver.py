@@ -186,7 +186,7 @@ class TemplateDriver(RobotBackend):
             period=settings.period,
         )
         # Firmware joint order (the robot config's) -> model order: model = device[index].
-        self._model_from_device = np.array([config.joints.index(n) for n in model.joint_names])
+        self._model_from_device = model.config_order
         self._ft_names = [sensor.name for sensor in config.ft_sensors]
         self._ndof = model.ndof
         lower, upper = model.joint_position_limits

@@ -93,9 +93,7 @@ class MujocoEngine:
         self.ndof = model.ndof
         self.max_speed = float(max_speed)
         config = model.config
-        order = [config.joints.index(name) for name in model.joint_names]
-        kp = config.servo_kp[order]
-        kd = config.servo_kd[order]
+        kp, kd = model.servo_kp, model.servo_kd
         if servo_kp is not None:
             kp = model.check_joint_vector(servo_kp, "servo_kp")
         if servo_kd is not None:

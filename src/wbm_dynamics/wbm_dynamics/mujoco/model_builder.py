@@ -292,19 +292,18 @@ def build_mujoco_robot(
         spec.body(config.base_link).add_freejoint(name="base_free_joint")
 
     # Joint limits, friction and servo actuators, in the model's joint order.
-    order = [config.joints.index(name) for name in robot.joint_names]
-    lower, upper = config.position_limits
-    torque_limits = np.asarray(config.torque_limits, dtype=float)[order]
+    lower = robot.from_config_order(config.position_limits[0])  # NaN: the URDF's limit
+    upper = robot.from_config_order(config.position_limits[1])
+    torque_limits = np.asarray(robot.torque_limits, dtype=float)
     for model_index, name in enumerate(robot.joint_names):
         joint = spec.joint(name)
         if joint is None:
             raise ConfigError(cfg, "joints", "joints MuJoCo's URDF compiler kept", name)
-        config_index = order[model_index]
-        if not np.isnan(lower[config_index]):
-            joint.range = np.array([lower[config_index], upper[config_index]])
+        if not np.isnan(lower[model_index]):
+            joint.range = np.array([lower[model_index], upper[model_index]])
             joint.limited = mujoco.mjtLimited.mjLIMITED_TRUE
-        joint.damping = np.array([config.viscous_friction[config_index], 0.0, 0.0])
-        joint.frictionloss = float(config.coulomb_friction[config_index])
+        joint.damping = np.array([robot.viscous_friction[model_index], 0.0, 0.0])
+        joint.frictionloss = float(robot.coulomb_friction[model_index])
         joint.armature = 0.0
         joint.actfrclimited = mujoco.mjtLimited.mjLIMITED_FALSE
         actuator = spec.add_actuator(name=f"servo/{name}", target=name)

@@ -30,11 +30,7 @@ def standing_servo_gains(model: WholeBodyModel) -> tuple[np.ndarray, np.ndarray]
     config = model.config
     if config is None:
         raise InputError("model", "a WholeBodyModel built with from_config")
-    order = [config.joints.index(name) for name in model.joint_names]
-    return (
-        STANDING_GAIN_SCALE * config.servo_kp[order],
-        STANDING_GAIN_SCALE * config.servo_kd[order],
-    )
+    return STANDING_GAIN_SCALE * model.servo_kp, STANDING_GAIN_SCALE * model.servo_kd
 
 
 def standing_command(model: WholeBodyModel) -> JointCommand:

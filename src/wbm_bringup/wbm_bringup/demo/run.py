@@ -14,14 +14,13 @@ import sys
 import time
 from pathlib import Path
 
-from wbm_control.demo.report import analyze, read_recording, write_plots
-from wbm_control.demo.scenario import DemoScenario
+from wbm_bringup.demo.report import analyze, read_recording, write_plots
+from wbm_bringup.demo.scenario import DemoScenario
+from wbm_bringup.launching import LaunchPlan, LaunchRunner, plan_launch
+from wbm_bringup.share import launch_file
 from wbm_description.exceptions import WbmError
-from wbm_description.launching import LaunchPlan, LaunchRunner, plan_launch
 from wbm_description.registry import load_robot
 from wbm_description.whole_body_model import WholeBodyModel
-
-REPOSITORY = Path(__file__).resolve().parents[4]
 
 
 def _plan(args: argparse.Namespace, bag: Path, scenario: DemoScenario) -> LaunchPlan:
@@ -44,8 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--launch-file",
         type=Path,
-        default=REPOSITORY / "launch" / "demo.launch.yaml",
-        help="the demo launch file (default: launch/demo.launch.yaml of this checkout)",
+        default=None,
+        help="the demo launch file (default: demo.launch.yaml of the installed wbm_bringup)",
     )
     parser.add_argument("--output", type=Path, default=Path("wbm_demo_output"))
     parser.add_argument("--controller-mode", default="torque", choices=["torque", "ik"])
@@ -54,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--viewer", action="store_true", help="keep running with the viewer")
     parser.add_argument("--timeout", type=float, default=600.0, help="wall-clock limit [s]")
     args = parser.parse_args(argv)
+    if args.launch_file is None:
+        args.launch_file = launch_file("demo.launch.yaml")
 
     scenario = DemoScenario()
     output = args.output.resolve()

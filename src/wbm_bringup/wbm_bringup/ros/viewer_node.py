@@ -19,12 +19,12 @@ import sys
 import numpy as np
 from rclpy.node import Node
 
+from wbm_bringup.viewer import MeshcatServer, RobotViewer
 from wbm_description.exceptions import WbmError
 from wbm_description.ft_ground_reaction import FootForceSensors
 from wbm_description.markers import marker_scene
 from wbm_description.ros.state_inputs import RobotStateInputs
 from wbm_description.ros.state_publisher_node import declare_settings, load_model, run_node
-from wbm_description.viewer import MeshcatServer, RobotViewer
 
 
 class ViewerNode(Node):

@@ -2,7 +2,7 @@
 
 It uses only what a user has: ``joint_states`` and the controller's estimated ``odom`` to find
 where the hand is, ``targets/<hand_task>`` (PoseStamped) to move it, and the simulator's
-``apply_wrench`` to push. Timeline and amplitudes: :class:`wbm_control.demo.scenario.DemoScenario`,
+``apply_wrench`` to push. Timeline and amplitudes: :class:`wbm_bringup.demo.scenario.DemoScenario`,
 overridable by parameters of the same names. It exits (code 0) at ``end_time``, which ends a
 launch that marks it ``on_exit: shutdown``.
 """
@@ -20,7 +20,7 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
-from wbm_control.demo.scenario import DemoScenario
+from wbm_bringup.demo.scenario import DemoScenario
 from wbm_description.conventions import quaternion_xyzw_from_rotation
 from wbm_description.exceptions import InputError, WbmError
 from wbm_description.registry import load_robot

@@ -39,12 +39,10 @@ def describe_robot(robot: str) -> str:
         f"{'joint':<20}{'q0 [rad]':>10}{'lower':>9}{'upper':>9}{'tau max':>9}{'kp':>8}{'kd':>7}",
     ]
     lower, upper = model.joint_position_limits
-    order = [config.joints.index(name) for name in model.joint_names]
     for i, name in enumerate(model.joint_names):
         lines.append(
             f"{name:<20}{model.initial_posture[i]:>10.3f}{lower[i]:>9.3f}{upper[i]:>9.3f}"
-            f"{model.torque_limits[i]:>9.2f}{config.servo_kp[order[i]]:>8.1f}"
-            f"{config.servo_kd[order[i]]:>7.2f}"
+            f"{model.torque_limits[i]:>9.2f}{model.servo_kp[i]:>8.1f}{model.servo_kd[i]:>7.2f}"
         )
     com = model.com_position(q)
     lines += ["", f"initial CoM      {np.round(com, 4).tolist()} m (world)"]
@@ -116,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def launch_main(args: argparse.Namespace) -> int:
     """``wbm launch``: plan the launch file, then run it (or print the plan)."""
-    from wbm_description.launching import plan_launch, run_launch
+    from wbm_bringup.launching import plan_launch, run_launch
 
     overrides = {}
     for item in args.arguments:

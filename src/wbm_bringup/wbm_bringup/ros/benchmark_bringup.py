@@ -25,9 +25,8 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 
-from wbm_description.launching import LaunchRunner, plan_launch
-
-REPOSITORY = Path(__file__).resolve().parents[4]
+from wbm_bringup.launching import LaunchRunner, plan_launch
+from wbm_bringup.share import launch_file
 
 
 def measure(launch_file: Path, pacing: str, *, warmup: float, seconds: float) -> dict[str, float]:
@@ -97,11 +96,13 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``wbm_benchmark_bringup``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--launch-file", type=Path, default=REPOSITORY / "launch" / "sim.launch.yaml"
+        "--launch-file", type=Path, default=None
     )
     parser.add_argument("--seconds", type=float, default=10.0, help="measured wall time [s]")
     parser.add_argument("--warmup", type=float, default=5.0, help="wall time before it [s]")
     args = parser.parse_args(argv)
+    if args.launch_file is None:
+        args.launch_file = launch_file("sim.launch.yaml")
     rows = []
     for pacing in ("lockstep", "realtime"):
         rows.append(

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from wbm_description.launching.substitutions import (
+from wbm_bringup.launching.substitutions import (
     LaunchContext,
     LaunchFileError,
     condition_holds,

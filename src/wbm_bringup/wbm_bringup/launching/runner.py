@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
-from wbm_description.launching.description import ProcessSpec
+from wbm_bringup.launching.description import ProcessSpec
 
 
 class LaunchRunner:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from wbm_control.demo.scenario import DemoScenario
+from wbm_bringup.demo.scenario import DemoScenario
 from wbm_description.ft_ground_reaction import FootForceSensors
 from wbm_description.markers import MarkerOptions, marker_scene
 from wbm_description.support_geometry import convex_hull_2d, polygon_margin

@@ -1,0 +1,110 @@
+"""The shared node runtime: parameters declared from a settings class, read back validated."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+import rclpy
+from rclpy.parameter import Parameter
+
+from wbm_description.exceptions import ConfigError
+from wbm_description.ros.node_runtime import ThrottledLog, WbmNode, declare_settings
+from wbm_description.settings import Settings, setting
+
+
+@dataclass(frozen=True)
+class Section(Settings):
+    gain: float = setting(2.0, ge=0.0, unit="1/s", doc="a gain")
+
+
+@dataclass(frozen=True)
+class Example(Settings):
+    rate: float = setting(500.0, gt=0.0, unit="Hz", doc="control rate")
+    names: tuple[str, ...] = setting((), doc="names")
+    section: Section = setting(default_factory=Section)
+    tasks: dict[str, Section] = setting(default_factory=dict)
+
+
+@pytest.fixture
+def context():
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    yield ctx
+    rclpy.try_shutdown(context=ctx)
+
+
+def make_node(context, overrides):
+    return WbmNode(
+        "runtime_test",
+        context=context,
+        parameter_overrides=[Parameter(name, value=value) for name, value in overrides.items()],
+    )
+
+
+def test_defaults_are_declared_with_descriptions(context):
+    node = make_node(context, {})
+    try:
+        assert declare_settings(node, Example) == Example()
+        described = node.describe_parameter("rate")
+        assert described.description == "control rate [Hz] (> 0)"
+        assert described.read_only
+        assert node.get_parameter("section.gain").value == 2.0
+    finally:
+        node.destroy_node()
+
+
+def test_overrides_with_named_sections_and_ints_for_floats(context):
+    node = make_node(
+        context,
+        {"rate": 1000, "tasks.names": ["a"], "tasks.a.gain": 3, "names": ["x", "y"]},
+    )
+    try:
+        settings = declare_settings(node, Example)
+        assert settings.rate == 1000.0
+        assert settings.names == ("x", "y")
+        assert settings.tasks == {"a": Section(3.0)}
+    finally:
+        node.destroy_node()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"),
+    [({"rate": -1.0}, "rate"), ({"section.gian": 1.0}, "section.gian"), ({"rat": 1.0}, "rat")],
+)
+def test_bad_parameters_name_the_node_and_the_key(context, overrides, key):
+    node = make_node(context, overrides)
+    try:
+        with pytest.raises(ConfigError) as caught:
+            declare_settings(node, Example)
+        assert caught.value.key == key
+        assert "parameters of node '/runtime_test'" in str(caught.value)
+    finally:
+        node.destroy_node()
+
+
+class _Logger:
+    def __init__(self):
+        self.lines = []
+
+    def warning(self, text):
+        self.lines.append(text)
+
+
+def test_throttled_log_once_per_period_per_key():
+    logger = _Logger()
+    log = ThrottledLog(logger, period=60.0)
+    for _ in range(5):
+        log.warning("a", "first")
+        log.warning("b", "second")
+    assert logger.lines == ["first", "second"]
+
+
+def test_sections_read_by_someone_else_are_excluded(context):
+    node = make_node(context, {"rate": 20.0, "simulator.dt": 0.001, "section.gain": 1.0})
+    try:
+        settings = declare_settings(node, Example, exclude=["simulator"])
+        assert settings.rate == 20.0 and settings.section.gain == 1.0
+        assert declare_settings(node, Section, prefix="section.") == Section(1.0)
+    finally:
+        node.destroy_node()
