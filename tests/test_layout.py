@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ["wbm_description", "wbm_dynamics", "wbm_control", "wbm_bringup"]
 ROS_MODULES = {
     "rclpy",
+    "rcl_interfaces",
     "std_msgs",
     "sensor_msgs",
     "geometry_msgs",
@@ -159,6 +160,16 @@ def test_console_scripts_point_into_the_package(package):
         tree = ast.parse(path.read_text())
         functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
         assert function in functions, (name, module, function)
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_ros_packages_imported_are_declared(package):
+    manifest = ET.parse(ROOT / "src" / package / "package.xml").getroot()
+    dependencies = {element.text for element in manifest.iter("exec_depend")}
+    imported = set()
+    for path in python_files(package):
+        imported |= imported_top_modules(path) & ROS_MODULES
+    assert imported - dependencies == set()
 
 
 def test_bringup_declares_the_packages_it_imports():
