@@ -1,18 +1,20 @@
 """The architecture's rules, checked on the source tree.
 
-- Cores never import rclpy or message packages: only modules in a ``ros`` subpackage (or named
-  ``*_node.py``) may.
+- Cores never import rclpy or message packages: only modules in a ``ros`` subpackage may (every
+  node module, ``*_node.py``, lives there).
 - wbm_dynamics and wbm_control import wbm_description, never each other; wbm_bringup may import
   all three and nothing imports it.
 - No module imports by name at run time (``importlib.import_module``, ``__import__``), which
-  would hide a dependency from these checks, and none locates files through ``parents[N]`` of
-  its own path (it would only work in an editable checkout).
+  would hide a dependency from these checks (the recorder's message-type lookup excepted), and
+  none locates files through ``parents[N]`` or ``.parent.parent`` of its own path (it would only
+  work in an editable checkout); a module may find data inside its own package directory.
 - Each package is a ROS 2 ament_python package: package.xml format 3, resource marker, setup.cfg.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -22,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ["wbm_description", "wbm_dynamics", "wbm_control", "wbm_bringup"]
 ROS_MODULES = {
     "rclpy",
+    "rcl_interfaces",
     "std_msgs",
     "sensor_msgs",
     "geometry_msgs",
@@ -53,7 +56,7 @@ def python_files(package: str) -> list[Path]:
 
 
 def is_node_module(path: Path) -> bool:
-    return "ros" in path.parts or path.name.endswith("_node.py")
+    return "ros" in path.parts
 
 
 @pytest.mark.parametrize("package", PACKAGES)
@@ -123,7 +126,50 @@ def test_no_hidden_imports_or_paths_relative_to_modules(package):
                     offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} {name}")
             elif isinstance(node, ast.Attribute) and node.attr == "parents":
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} .parents")
+            elif (
+                isinstance(node, ast.Attribute)
+                and node.attr == "parent"
+                and isinstance(node.value, ast.Attribute)
+                and node.value.attr == "parent"
+                and "__file__" in ast.unparse(node)
+            ):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} __file__ .parent.parent")
     assert offenders == []
+
+
+def test_node_modules_live_in_ros_subpackages():
+    misplaced = [
+        str(path.relative_to(ROOT))
+        for package in PACKAGES
+        for path in python_files(package)
+        if path.name.endswith("_node.py") and "ros" not in path.parts
+    ]
+    assert misplaced == []
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_console_scripts_point_into_the_package(package):
+    """Every entry point of setup.py names a module of its own package that has the function."""
+    setup = (ROOT / "src" / package / "setup.py").read_text()
+    scripts = re.findall(r'"(\w+) = ([\w.]+):(\w+)"', setup)
+    assert scripts, f"{package} declares no console scripts"
+    for name, module, function in scripts:
+        assert module.split(".")[0] == package, (name, module)
+        path = ROOT / "src" / package / Path(*module.split(".")).with_suffix(".py")
+        assert path.is_file(), (name, module)
+        tree = ast.parse(path.read_text())
+        functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        assert function in functions, (name, module, function)
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_ros_packages_imported_are_declared(package):
+    manifest = ET.parse(ROOT / "src" / package / "package.xml").getroot()
+    dependencies = {element.text for element in manifest.iter("exec_depend")}
+    imported = set()
+    for path in python_files(package):
+        imported |= imported_top_modules(path) & ROS_MODULES
+    assert imported - dependencies == set()
 
 
 def test_bringup_declares_the_packages_it_imports():

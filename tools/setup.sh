@@ -114,7 +114,12 @@ fi
 "$vpy" - <<'EOF'
 import importlib
 for module in ("rclpy", "sensor_msgs.msg", "tf2_msgs.msg", "pinocchio", "yaml", "pytest",
-               "wbm_description", "wbm_dynamics", "wbm_control"):
+               "wbm_description", "wbm_dynamics", "wbm_control", "wbm_bringup", "wbm_bringup.cli"):
     importlib.import_module(module)
 EOF
+# The launch and parameter files where find-pkg-share looks (share/wbm_bringup).
+for file in launch/sim.launch.yaml launch/robot.launch.yaml launch/demo.launch.yaml \
+  config/icub/state_publisher.yaml; do
+  [ -f "$venv/share/wbm_bringup/$file" ] || { log "error: share/wbm_bringup/$file missing"; exit 1; }
+done
 log "ready: source .venv/wbm_env.sh to use it"

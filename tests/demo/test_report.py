@@ -70,7 +70,7 @@ def test_still_robot_report(icub: WholeBodyModel):
 def test_scenario_validation():
     with pytest.raises(ConfigError, match="push_time"):
         DemoScenario(push_time=1.0)
-    with pytest.raises(ConfigError, match="hand_start"):
+    with pytest.raises(ConfigError, match="hand_duration"):
         DemoScenario(hand_duration=0.0)
     scenario = DemoScenario()
     np.testing.assert_allclose(scenario.push_impulse, [4.0, 0.0, 0.0])

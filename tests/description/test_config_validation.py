@@ -1,6 +1,8 @@
 """Robot config and URDF validation: one test per kind of error.
 
-Every error must name the file, the key (or URDF element) and what was expected.
+Every error must name the file, the key (or URDF element) and what was expected. The config is
+read by the shared settings reader (wbm_description.settings), whose wording is used for file,
+type and shape errors ("a readable YAML file", "a list", "a list of 3 values").
 """
 
 from __future__ import annotations
@@ -95,9 +97,9 @@ def test_sole_corners_from_rectangle():
 
 
 def test_missing_config_file(tmp_path):
-    with pytest.raises(ConfigError, match="readable robot config file") as info:
+    with pytest.raises(ConfigError, match="readable YAML file") as info:
         load_robot_config(tmp_path / "absent.yaml")
-    assert "absent.yaml" in str(info.value)
+    assert "absent.yaml" in str(info.value) and "No such file" in str(info.value)
 
 
 def test_unreadable_config_file(tmp_path):
@@ -110,8 +112,10 @@ def test_unreadable_config_file(tmp_path):
 def test_invalid_yaml(tmp_path):
     path = tmp_path / "robot.yaml"
     path.write_text("name: [unclosed\n")
-    with pytest.raises(ConfigError, match="valid YAML"):
+    with pytest.raises(ConfigError, match="readable YAML file") as info:
         load_robot_config(path)
+    # The YAML parser's own message says where the syntax broke.
+    assert str(path) in str(info.value) and "line 2" in str(info.value)
 
 
 def test_unknown_key(tmp_path, icub_raw):
@@ -132,14 +136,14 @@ def test_wrong_type(tmp_path, icub_raw):
     raw = copy.deepcopy(icub_raw)
     raw["joints"] = "l_knee"
     error = config_error(tmp_path, raw)
-    assert error.key == "joints" and "list of joint names" in str(error)
+    assert error.key == "joints" and "expected a list, got 'l_knee'" in str(error)
 
 
 def test_wrong_shape(tmp_path, icub_raw):
     raw = copy.deepcopy(icub_raw)
     raw["gravity"] = [0.0, -9.81]
     error = config_error(tmp_path, raw)
-    assert error.key == "gravity" and "list of 3 numbers" in str(error)
+    assert error.key == "gravity" and "list of 3 values" in str(error)
 
 
 def test_wrong_per_joint_list_length(tmp_path, icub_raw):
@@ -289,3 +293,124 @@ def test_joint_limit_check(icub: WholeBodyModel):
     assert icub.check_joint_limits(q) == []
     q[7 + icub.joint_index("l_knee")] = 1.0
     assert icub.check_joint_limits(q) == ["l_knee"]
+
+
+def test_per_joint_values_in_their_three_forms(tmp_path, icub_raw):
+    # The same values written as a number, a list in `joints` order and {default, joints}: the
+    # arrays must be equal, and equal to the values written (independent of the reader's code).
+    joints = icub_raw["joints"]
+    n = len(joints)
+    forms = {
+        "number": 3.0,
+        "list": [3.0] * (n - 1) + [7.0],
+        "table": {"default": 3.0, "joints": {joints[-1]: 7.0}},
+    }
+    expected = np.full(n, 3.0)
+    expected_last = expected.copy()
+    expected_last[-1] = 7.0
+    for form, value in forms.items():
+        raw = copy.deepcopy(icub_raw)
+        raw["servo_gains"]["kp"] = value
+        raw["friction"] = {"viscous": value}
+        config = load_robot_config(write_config(tmp_path, raw))
+        want = expected if form == "number" else expected_last
+        np.testing.assert_array_equal(config.servo_kp, want, err_msg=form)
+        np.testing.assert_array_equal(config.viscous_friction, want, err_msg=form)
+        np.testing.assert_array_equal(config.coulomb_friction, np.zeros(n), err_msg=form)
+
+
+def test_icub_values_are_the_files(icub_raw):
+    config = load_robot("icub")
+    joints = list(config.joints)
+    assert joints == icub_raw["joints"]
+    torque = icub_raw["joint_limits"]["torque"]
+    for joint, limit in torque["joints"].items():
+        assert config.torque_limits[joints.index(joint)] == limit
+    assert config.torque_limits[joints.index("l_shoulder_pitch")] == torque["default"]
+    for joint, angle in icub_raw["initial_posture"].items():
+        assert config.initial_posture[joints.index(joint)] == angle
+    assert config.initial_posture[joints.index("torso_yaw")] == 0.0
+    assert np.isnan(config.position_limits[0]).all() and np.isnan(config.position_limits[1]).all()
+    assert [(s.name, s.frame, s.length, s.width, s.center) for s in config.soles] == [
+        ("left_foot", "l_sole", 0.14, 0.07, (0.02, 0.0)),
+        ("right_foot", "r_sole", 0.14, 0.07, (0.02, 0.0)),
+    ]
+    assert [(s.name, s.frame) for s in config.ft_sensors] == [
+        ("left_foot", "l_foot_ft_sensor"),
+        ("right_foot", "r_foot_ft_sensor"),
+    ]
+    assert [(t.name, t.link, t.position) for t in config.tools] == [
+        ("l_hand_tool", "l_hand", (0.0, 0.0, -0.05))
+    ]
+
+
+def test_payload_inertia_and_default_name(tmp_path, icub_raw):
+    raw = copy.deepcopy(icub_raw)
+    raw["payloads"] = [
+        {"link": "l_hand", "mass": 0.5, "inertia": [1.0, 2.0, 3.0, 0.1, 0.2, 0.3]},
+    ]
+    raw["joint_limits"]["position"] = {"l_knee": [-1.0, 0.2]}
+    config = load_robot_config(write_config(tmp_path, raw))
+    (payload,) = config.payloads
+    assert payload.name == "payload_0" and payload.com == (0.0, 0.0, 0.0)
+    # [ixx, iyy, izz, ixy, ixz, iyz] -> the symmetric matrix.
+    assert payload.inertia == ((1.0, 0.1, 0.2), (0.1, 2.0, 0.3), (0.2, 0.3, 3.0))
+    knee = config.joints.index("l_knee")
+    assert (config.position_limits[0][knee], config.position_limits[1][knee]) == (-1.0, 0.2)
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "expected"),
+    [
+        (lambda raw: raw.pop("servo_gains"), "servo_gains", "a mapping {kp, kd}"),
+        (lambda raw: raw.pop("base"), "base", "a mapping {type, link}"),
+        (lambda raw: raw.pop("name"), "name", "a non-empty string"),
+        (lambda raw: raw["servo_gains"].pop("kd"), "servo_gains.kd", "a value (number, list"),
+        (lambda raw: raw["base"].update(type="flying"), "base.type", "one of ['floating'"),
+        (
+            lambda raw: raw["servo_gains"]["kp"]["joints"].update(l_kne=1.0),
+            "servo_gains.kp.joints.l_kne",
+            "one of the config's joints",
+        ),
+        (
+            lambda raw: raw["servo_gains"]["kp"].update(gain=1.0),
+            "servo_gains.kp",
+            "only the keys 'default' and 'joints'",
+        ),
+        (lambda raw: raw["friction"].update(viscous=-0.1), "friction.viscous", "a number >= 0"),
+        (
+            lambda raw: raw["initial_posture"].update(l_kne=0.1),
+            "initial_posture.l_kne",
+            "one of the config's joints",
+        ),
+        (
+            lambda raw: raw["joint_limits"].update(position={"l_kne": [0.0, 1.0]}),
+            "joint_limits.position.l_kne",
+            "one of the config's joints",
+        ),
+        (lambda raw: raw["joints"].append("l_knee"), "joints", "each joint named once"),
+        (
+            lambda raw: raw["soles"]["left_foot"].update(size=[0.14, 0.0]),
+            "soles.left_foot.size",
+            "a number > 0",
+        ),
+        (
+            lambda raw: raw["ft_sensors"]["left_foot"].pop("frame"),
+            "ft_sensors.left_foot.frame",
+            "a non-empty string",
+        ),
+        (lambda raw: raw.update(urdf={"path": "x.urdf"}), "urdf.package", "a non-empty string"),
+        (
+            lambda raw: raw.update(urdf={"package": "no_such_package_wbm", "path": "x.urdf"}),
+            "urdf.package",
+            "an installed package",
+        ),
+        (lambda raw: raw["tools"][0].pop("name"), "tools[0].name", "a non-empty string"),
+    ],
+)
+def test_errors_name_file_key_and_expectation(tmp_path, icub_raw, change, key, expected):
+    raw = copy.deepcopy(icub_raw)
+    change(raw)
+    error = config_error(tmp_path, raw)
+    assert error.key == key, str(error)
+    assert expected in error.expected, str(error)

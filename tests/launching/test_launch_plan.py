@@ -19,7 +19,7 @@ def write(directory: Path, name: str, entities: list) -> Path:
 
 
 def node(**attributes) -> dict:
-    return {"node": {"pkg": "wbm_description", "exec": "wbm", **attributes}}
+    return {"node": {"pkg": "wbm_bringup", "exec": "wbm", **attributes}}
 
 
 def test_arguments_defaults_and_overrides(tmp_path):
@@ -41,7 +41,7 @@ def test_arguments_defaults_and_overrides(tmp_path):
     ros_args = command[command.index("--ros-args") + 1 :]
     assert ros_args == ["-r", "__node:=icub_node", "-p", "rate:=1000"]
     # The executable is the console entry point in <prefix>/lib/<pkg>/, as ros2 run finds it.
-    assert Path(command[1]).parts[-2:] == ("wbm_description", "wbm")
+    assert Path(command[1]).parts[-2:] == ("wbm_bringup", "wbm")
 
 
 def test_unknown_argument_is_an_error(tmp_path):

@@ -79,3 +79,51 @@ def test_records_topics_into_mcap(tmp_path):
     positions = [m.position[0] for m in by_topic["/joint_states"]]
     assert positions == [float(i) for i in range(50)]
     assert by_topic["/robot_description"][0].data == "<robot name='r'/>"
+
+
+def recorder_process(*parameters: str) -> subprocess.Popen:
+    arguments = [item for parameter in parameters for item in ("-p", parameter)]
+    return subprocess.Popen(
+        [sys.executable, "-m", "wbm_bringup.ros.recorder_node", "--ros-args", *arguments],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize("case", ["no_output", "existing_output", "bad_period"])
+def test_bad_parameters_stop_it_at_start(tmp_path, case):
+    if case == "no_output":
+        recorder = recorder_process()
+        fragments = ["key 'output'", "a directory to create"]
+    elif case == "existing_output":
+        recorder = recorder_process(f"output:={tmp_path}")
+        fragments = ["key 'output'", str(tmp_path)]
+    else:
+        recorder = recorder_process(f"output:={tmp_path / 'bag'}", "discovery_period:=0.0")
+        fragments = ["key 'discovery_period'", "a number > 0"]
+    output, _ = recorder.communicate(timeout=60)
+    assert recorder.returncode == 2, output
+    lines = [line for line in output.splitlines() if line.startswith("wbm_recorder: error:")]
+    assert len(lines) == 1 and "Traceback" not in output, output
+    for fragment in fragments:
+        assert fragment in lines[0], output
+    assert not (tmp_path / "bag").exists()
+
+
+def test_sigterm_closes_the_bag(tmp_path):
+    bag = tmp_path / "bag"
+    recorder = recorder_process(f"output:={bag}", "discovery_period:=0.1")
+    try:
+        end = time.monotonic() + 30.0
+        while time.monotonic() < end and not bag.exists():
+            time.sleep(0.05)
+        assert bag.exists(), "the recorder did not open the bag"
+        time.sleep(0.5)
+    finally:
+        recorder.send_signal(signal.SIGTERM)
+        output, _ = recorder.communicate(timeout=20)
+    assert recorder.returncode == 0, output
+    assert "Traceback" not in output, output
+    assert f"wbm_recorder: wrote {bag}" in output
+    assert (bag / "metadata.yaml").is_file()

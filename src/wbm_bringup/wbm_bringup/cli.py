@@ -1,4 +1,4 @@
-"""The ``wbm`` command: what wbm knows about a robot, and the entry point of later subcommands.
+"""The ``wbm`` command: what wbm knows about a robot, and the launch runner.
 
 Usage::
 

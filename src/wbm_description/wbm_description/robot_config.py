@@ -1,26 +1,28 @@
 """Robot config files: what wbm needs to know about a robot beyond its URDF.
 
 A robot config is a YAML file owned by the project (see ``robots/icub.yaml`` for a documented
-example). :func:`load_robot_config` reads and type-checks it into a frozen :class:`RobotConfig`;
-names are checked against the URDF when the whole-body model is built
+example). :func:`load_robot_config` reads it with the one settings reader, section by section
+(:class:`~wbm_description.robot_config_file.RobotConfigFile`), resolves the URDF and returns the
+frozen :class:`RobotConfig` the rest of wbm uses: per-joint values as arrays in ``joints`` order,
+contacts, sensors, payloads and tools as small value objects. Names are checked against the URDF
+when the whole-body model is built
 (:func:`wbm_description.whole_body_model.WholeBodyModel.from_config`). Every error is a
 :class:`~wbm_description.exceptions.ConfigError` naming the file, the key and what was expected.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
-from wbm_description.conventions import GRAVITY
 from wbm_description.exceptions import ConfigError
 from wbm_description.package_paths import find_package_share
+from wbm_description.robot_config_file import RobotConfigFile, UrdfSource
+from wbm_description.settings import read_yaml_section
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,7 @@ class RobotConfig:
         imu_frame: URDF frame of the IMU, or None.
         payloads: Payloads.
         tools: Tool frames.
+        raw: The file's mapping as read (for tools that show it).
     """
 
     name: str
@@ -169,136 +172,33 @@ class RobotConfig:
         raise ConfigError(self.config_path, f"soles.{name}", "a sole with that name")
 
 
-class _Reader:
-    """Typed access to a parsed YAML mapping that reports errors with file and key."""
+def resolve_urdf_path(source: UrdfSource, config_path: Path) -> Path:
+    """The URDF file of the ``urdf`` key: a path relative to the config file, or in a package.
 
-    def __init__(self, path: Path):
-        self.path = path
-
-    def fail(self, key: str, expected: str, got: object = None) -> ConfigError:
-        return ConfigError(self.path, key, expected, got)
-
-    def mapping(self, value: Any, key: str) -> Mapping[str, Any]:
-        if not isinstance(value, Mapping):
-            raise self.fail(key, "a mapping", type(value).__name__)
-        return value
-
-    def string(self, value: Any, key: str) -> str:
-        if not isinstance(value, str) or not value:
-            raise self.fail(key, "a non-empty string", value)
-        return value
-
-    def number(
-        self, value: Any, key: str, *, positive: bool = False, nonneg: bool = False
-    ) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.fail(key, "a number", value)
-        number = float(value)
-        if not math.isfinite(number):
-            raise self.fail(key, "a finite number", value)
-        if positive and number <= 0.0:
-            raise self.fail(key, "a number > 0", value)
-        if nonneg and number < 0.0:
-            raise self.fail(key, "a number >= 0", value)
-        return number
-
-    def vector(self, value: Any, key: str, length: int) -> tuple[float, ...]:
-        if not isinstance(value, Sequence) or isinstance(value, str) or len(value) != length:
-            raise self.fail(key, f"a list of {length} numbers", value)
-        return tuple(self.number(item, f"{key}[{i}]") for i, item in enumerate(value))
-
-    def per_joint(
-        self,
-        value: Any,
-        key: str,
-        joints: Sequence[str],
-        *,
-        default: float | None,
-        positive: bool = False,
-        nonneg: bool = False,
-    ) -> np.ndarray:
-        """A per-joint array from a number, a list in joint order, or {default, joints: {...}}."""
-        n = len(joints)
-        if value is None:
-            if default is None:
-                raise self.fail(key, "a value (number, list or {default, joints})")
-            return np.full(n, default)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return np.full(n, self.number(value, key, positive=positive, nonneg=nonneg))
-        if isinstance(value, Sequence) and not isinstance(value, str):
-            if len(value) != n:
-                raise self.fail(
-                    key, f"a list of {n} numbers (one per joint)", f"{len(value)} items"
-                )
-            return np.array(
-                [
-                    self.number(v, f"{key}[{i}]", positive=positive, nonneg=nonneg)
-                    for i, v in enumerate(value)
-                ]
-            )
-        table = self.mapping(value, key)
-        unknown = set(table) - {"default", "joints"}
-        if unknown:
-            raise self.fail(key, "only the keys 'default' and 'joints'", sorted(unknown))
-        base = table.get("default", default)
-        if base is None:
-            raise self.fail(f"{key}.default", "a number")
-        array = np.full(n, self.number(base, f"{key}.default", positive=positive, nonneg=nonneg))
-        overrides = self.mapping(table.get("joints", {}) or {}, f"{key}.joints")
-        for joint, item in overrides.items():
-            if joint not in joints:
-                raise self.fail(
-                    f"{key}.joints.{joint}", f"one of the config's joints {list(joints)}"
-                )
-            array[list(joints).index(joint)] = self.number(
-                item, f"{key}.joints.{joint}", positive=positive, nonneg=nonneg
-            )
-        return array
-
-
-_TOP_LEVEL_KEYS = {
-    "name",
-    "urdf",
-    "base",
-    "world_reference_link",
-    "gravity",
-    "joints",
-    "initial_posture",
-    "joint_limits",
-    "servo_gains",
-    "friction",
-    "soles",
-    "contact_points",
-    "ft_sensors",
-    "imu",
-    "payloads",
-    "tools",
-}
-
-
-def resolve_urdf_path(reader: _Reader, spec: Any) -> Path:
-    """Resolve the ``urdf`` key: a path (relative to the config file) or {package, path}."""
-    if isinstance(spec, str):
-        path = Path(spec)
-        if not path.is_absolute():
-            path = reader.path.parent / path
-    else:
-        table = reader.mapping(spec, "urdf")
-        package = reader.string(table.get("package"), "urdf.package")
-        relative = reader.string(table.get("path"), "urdf.path")
-        share = find_package_share(package)
+    Raises:
+        ConfigError: The package is not installed, or the file does not exist.
+    """
+    if source.package:
+        share = find_package_share(source.package)
         if share is None:
-            raise reader.fail(
-                "urdf.package", "an installed package with a share directory", package
+            raise ConfigError(
+                config_path,
+                "urdf.package",
+                "an installed package with a share directory",
+                source.package,
             )
-        path = share / relative
+        path = share / source.path
+    else:
+        path = Path(source.path)
+        if not path.is_absolute():
+            path = config_path.parent / path
     if not path.is_file():
-        raise reader.fail("urdf", "an existing URDF file", str(path))
+        raise ConfigError(config_path, "urdf", "an existing URDF file", str(path))
     return path.resolve()
 
 
 def load_robot_config(path: str | Path) -> RobotConfig:
-    """Read and type-check a robot config file.
+    """Read and check a robot config file (:class:`RobotConfigFile`) into a :class:`RobotConfig`.
 
     Args:
         path: The YAML file.
@@ -308,184 +208,61 @@ def load_robot_config(path: str | Path) -> RobotConfig:
         whole-body model is built from it.
 
     Raises:
-        ConfigError: The file is missing, unreadable, not YAML, or a key is missing or wrong.
+        ConfigError: The file is missing, unreadable, not YAML, or a key is missing or wrong;
+            the message names the file and the dotted key.
     """
     config_path = Path(path)
-    reader = _Reader(config_path)
-    try:
-        text = config_path.read_text()
-    except OSError as error:
-        raise ConfigError(config_path, "", "a readable robot config file", str(error)) from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise ConfigError(config_path, "", "valid YAML", str(error).replace("\n", " ")) from None
-    raw = reader.mapping(raw, "")
-    unknown = set(raw) - _TOP_LEVEL_KEYS
-    if unknown:
-        raise reader.fail(sorted(unknown)[0], f"one of the known keys {sorted(_TOP_LEVEL_KEYS)}")
-
-    name = reader.string(raw.get("name"), "name")
-    urdf_path = resolve_urdf_path(reader, raw.get("urdf"))
-
-    base = reader.mapping(raw.get("base"), "base")
-    base_type = base.get("type")
-    if base_type not in ("floating", "fixed"):
-        raise reader.fail("base.type", "'floating' or 'fixed'", base_type)
-    base_link = reader.string(base.get("link"), "base.link")
-    world_reference_link = raw.get("world_reference_link")
-    if world_reference_link is not None:
-        world_reference_link = reader.string(world_reference_link, "world_reference_link")
-    gravity = np.array(reader.vector(raw.get("gravity", list(GRAVITY)), "gravity", 3))
-
-    joints_raw = raw.get("joints")
-    if not isinstance(joints_raw, Sequence) or isinstance(joints_raw, str) or not joints_raw:
-        raise reader.fail("joints", "a non-empty list of joint names", joints_raw)
-    joints = tuple(reader.string(j, f"joints[{i}]") for i, j in enumerate(joints_raw))
-    if len(set(joints)) != len(joints):
-        duplicates = sorted({j for j in joints if joints.count(j) > 1})
-        raise reader.fail("joints", "each joint named once", duplicates)
-
-    posture = np.zeros(len(joints))
-    posture_raw = reader.mapping(raw.get("initial_posture", {}) or {}, "initial_posture")
-    for joint, value in posture_raw.items():
-        if joint not in joints:
-            raise reader.fail(
-                f"initial_posture.{joint}", f"one of the config's joints {list(joints)}"
-            )
-        posture[joints.index(joint)] = reader.number(value, f"initial_posture.{joint}")
-
-    limits = reader.mapping(raw.get("joint_limits", {}) or {}, "joint_limits")
-    torque_limits = reader.per_joint(
-        limits.get("torque"), "joint_limits.torque", joints, default=None, positive=True
-    )
-    lower = np.full(len(joints), np.nan)
-    upper = np.full(len(joints), np.nan)
-    position_raw = reader.mapping(limits.get("position", {}) or {}, "joint_limits.position")
-    for joint, pair in position_raw.items():
-        key = f"joint_limits.position.{joint}"
-        if joint not in joints:
-            raise reader.fail(key, f"one of the config's joints {list(joints)}")
-        low, high = reader.vector(pair, key, 2)
-        if low > high:
-            raise reader.fail(key, "[lower, upper] with lower <= upper", list(pair))
-        lower[joints.index(joint)], upper[joints.index(joint)] = low, high
-
-    gains = reader.mapping(raw.get("servo_gains"), "servo_gains")
-    servo_kp = reader.per_joint(
-        gains.get("kp"), "servo_gains.kp", joints, default=None, nonneg=True
-    )
-    servo_kd = reader.per_joint(
-        gains.get("kd"), "servo_gains.kd", joints, default=None, nonneg=True
-    )
-
-    friction = reader.mapping(raw.get("friction", {}) or {}, "friction")
-    viscous = reader.per_joint(
-        friction.get("viscous"), "friction.viscous", joints, default=0.0, nonneg=True
-    )
-    coulomb = reader.per_joint(
-        friction.get("coulomb"), "friction.coulomb", joints, default=0.0, nonneg=True
-    )
-
-    soles = []
-    for sole_name, item in reader.mapping(raw.get("soles", {}) or {}, "soles").items():
-        key = f"soles.{sole_name}"
-        table = reader.mapping(item, key)
-        length, width = reader.vector(table.get("size"), f"{key}.size", 2)
-        if length <= 0 or width <= 0:
-            raise reader.fail(f"{key}.size", "[length, width] both > 0 [m]", list(table["size"]))
-        soles.append(
-            SoleContact(
-                name=sole_name,
-                frame=reader.string(table.get("frame"), f"{key}.frame"),
-                length=length,
-                width=width,
-                center=reader.vector(table.get("center", [0.0, 0.0]), f"{key}.center", 2),
-            )
-        )
-
-    points = []
-    for point_name, item in reader.mapping(
-        raw.get("contact_points", {}) or {}, "contact_points"
-    ).items():
-        key = f"contact_points.{point_name}"
-        table = reader.mapping(item, key)
-        points.append(
-            ContactPoint(
-                name=point_name,
-                frame=reader.string(table.get("frame"), f"{key}.frame"),
-                position=reader.vector(table.get("position", [0, 0, 0]), f"{key}.position", 3),
-            )
-        )
-
-    sensors = []
-    for sensor_name, item in reader.mapping(raw.get("ft_sensors", {}) or {}, "ft_sensors").items():
-        table = reader.mapping(item, f"ft_sensors.{sensor_name}")
-        frame = reader.string(table.get("frame"), f"ft_sensors.{sensor_name}.frame")
-        sensors.append(ForceTorqueSensor(name=sensor_name, frame=frame))
-
-    imu_frame = None
-    if raw.get("imu") is not None:
-        imu = reader.mapping(raw["imu"], "imu")
-        imu_frame = reader.string(imu.get("frame"), "imu.frame")
-
-    payloads = []
-    for i, item in enumerate(raw.get("payloads", []) or []):
-        key = f"payloads[{i}]"
-        table = reader.mapping(item, key)
-        inertia_raw = table.get("inertia")
-        ixx, iyy, izz, ixy, ixz, iyz = reader.vector(inertia_raw, f"{key}.inertia", 6)
-        inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-        if np.linalg.eigvalsh(inertia).min() <= 0.0:
-            raise reader.fail(
-                f"{key}.inertia",
-                "[ixx, iyy, izz, ixy, ixz, iyz] of a positive definite inertia [kg m^2]",
-                list(inertia_raw),
-            )
-        payloads.append(
-            Payload(
-                name=reader.string(table.get("name", f"payload_{i}"), f"{key}.name"),
-                link=reader.string(table.get("link"), f"{key}.link"),
-                mass=reader.number(table.get("mass"), f"{key}.mass", positive=True),
-                com=reader.vector(table.get("com", [0, 0, 0]), f"{key}.com", 3),
-                inertia=tuple(tuple(row) for row in inertia.tolist()),
-            )
-        )
-
-    tools = []
-    for i, item in enumerate(raw.get("tools", []) or []):
-        key = f"tools[{i}]"
-        table = reader.mapping(item, key)
-        tools.append(
-            Tool(
-                name=reader.string(table.get("name"), f"{key}.name"),
-                link=reader.string(table.get("link"), f"{key}.link"),
-                position=reader.vector(table.get("position", [0, 0, 0]), f"{key}.position", 3),
-                rpy=reader.vector(table.get("rpy", [0, 0, 0]), f"{key}.rpy", 3),
-            )
-        )
-
+    raw = read_yaml_section(config_path)
+    file = RobotConfigFile.from_mapping(raw, source=config_path)
+    arrays = file.joint_arrays()
     return RobotConfig(
-        name=name,
+        name=file.name,
         config_path=config_path.resolve(),
-        urdf_path=urdf_path,
-        floating_base=base_type == "floating",
-        base_link=base_link,
-        world_reference_link=world_reference_link,
-        gravity=gravity,
-        joints=joints,
-        initial_posture=posture,
-        torque_limits=torque_limits,
-        position_limits=(lower, upper),
-        servo_kp=servo_kp,
-        servo_kd=servo_kd,
-        viscous_friction=viscous,
-        coulomb_friction=coulomb,
-        soles=tuple(soles),
-        contact_points=tuple(points),
-        ft_sensors=tuple(sensors),
-        imu_frame=imu_frame,
-        payloads=tuple(payloads),
-        tools=tuple(tools),
+        urdf_path=resolve_urdf_path(file.urdf, config_path),
+        floating_base=file.base.type == "floating",
+        base_link=file.base.link,
+        world_reference_link=file.world_reference_link,
+        gravity=np.array(file.gravity),
+        joints=file.joints,
+        initial_posture=arrays["initial_posture"],
+        torque_limits=arrays["torque_limits"],
+        position_limits=file.position_limits(),
+        servo_kp=arrays["servo_kp"],
+        servo_kd=arrays["servo_kd"],
+        viscous_friction=arrays["viscous_friction"],
+        coulomb_friction=arrays["coulomb_friction"],
+        soles=tuple(
+            SoleContact(
+                name=name,
+                frame=sole.frame,
+                length=sole.size[0],
+                width=sole.size[1],
+                center=sole.center,
+            )
+            for name, sole in file.soles.items()
+        ),
+        contact_points=tuple(
+            ContactPoint(name=name, frame=point.frame, position=point.position)
+            for name, point in file.contact_points.items()
+        ),
+        ft_sensors=tuple(
+            ForceTorqueSensor(name=name, frame=sensor.frame)
+            for name, sensor in file.ft_sensors.items()
+        ),
+        imu_frame=file.imu.frame if file.imu is not None else None,
+        payloads=tuple(
+            Payload(
+                name=payload.name or f"payload_{i}",
+                link=payload.link,
+                mass=payload.mass,
+                com=payload.com,
+                inertia=tuple(tuple(row) for row in payload.inertia_matrix().tolist()),
+            )
+            for i, payload in enumerate(file.payloads)
+        ),
+        tools=tuple(
+            Tool(name=tool.name, link=tool.link, position=tool.position, rpy=tool.rpy)
+            for tool in file.tools
+        ),
         raw=raw,
     )

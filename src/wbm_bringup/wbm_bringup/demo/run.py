@@ -9,6 +9,7 @@ scenario (Ctrl-C to stop).
 from __future__ import annotations
 
 import argparse
+import shutil
 import signal
 import sys
 import time
@@ -60,8 +61,6 @@ def main(argv: list[str] | None = None) -> int:
     output = args.output.resolve()
     bag = output / "recording"
     if bag.exists():
-        import shutil
-
         shutil.rmtree(bag)
     output.mkdir(parents=True, exist_ok=True)
     try:

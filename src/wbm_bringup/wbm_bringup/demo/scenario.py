@@ -8,6 +8,9 @@ Timeline (simulated time from the first state received):
   quintic time scaling;
 - ``push_time``: a push of ``push_force`` for the simulator's push duration on ``push_frame``;
 - ``end_time``: the scenario ends (the demo launch then shuts down).
+
+:class:`DemoScenario` holds the timeline and amplitudes, :class:`DemoTimeline` says which event
+is due at a given time, and :class:`ScenarioNodeSettings` are the scenario node's parameters.
 """
 
 from __future__ import annotations
@@ -18,54 +21,41 @@ import numpy as np
 
 from wbm_control.trajectories import quintic_time_scaling
 from wbm_description.exceptions import ConfigError
+from wbm_description.settings import Settings, setting
 
 
 @dataclass(frozen=True)
-class DemoScenario:
-    """Times [s] and amplitudes of the demo.
+class DemoScenario(Settings):
+    """Times [s] (from the first state received, simulated time) and amplitudes of the demo."""
 
-    Attributes:
-        hand_task: Controller frame task moved (its target topic is ``targets/<hand_task>``).
-        hand_frame: Model frame of that task.
-        hand_start: When the hand starts moving [s].
-        hand_duration: Duration of the hand motion [s].
-        hand_offset: Hand displacement in the world (x forward, y left, z up) [m].
-        push_time: When the push starts [s].
-        push_frame: Link pushed.
-        push_force: Force of the push in world axes [N].
-        push_duration: How long the push acts [s] (the simulator's push_duration).
-        end_time: When the scenario ends [s].
-    """
+    hand_task: str = setting(
+        "left_hand", nonempty=True, doc="controller frame task moved (topic targets/<hand_task>)"
+    )
+    hand_frame: str = setting("l_hand", nonempty=True, doc="model frame of that task")
+    hand_start: float = setting(0.5, ge=0.0, unit="s", doc="when the hand starts moving")
+    hand_duration: float = setting(2.0, gt=0.0, unit="s", doc="duration of the hand motion")
+    hand_offset: tuple[float, float, float] = setting(
+        (0.03, 0.03, 0.0), unit="m", doc="hand displacement in the world (x forward, y left, z up)"
+    )
+    push_time: float = setting(4.0, ge=0.0, unit="s", doc="when the push starts")
+    push_frame: str = setting("chest", nonempty=True, doc="link pushed")
+    push_force: tuple[float, float, float] = setting(
+        (40.0, 0.0, 0.0), unit="N", doc="force of the push in world axes"
+    )
+    push_duration: float = setting(
+        0.1, gt=0.0, unit="s", doc="how long the push acts (the simulator's push_duration)"
+    )
+    end_time: float = setting(8.0, gt=0.0, unit="s", doc="when the scenario ends")
 
-    hand_task: str = "left_hand"
-    hand_frame: str = "l_hand"
-    hand_start: float = 0.5
-    hand_duration: float = 2.0
-    hand_offset: tuple[float, float, float] = (0.03, 0.03, 0.0)
-    push_time: float = 4.0
-    push_frame: str = "chest"
-    push_force: tuple[float, float, float] = (40.0, 0.0, 0.0)
-    push_duration: float = 0.1
-    end_time: float = 8.0
-
-    def __post_init__(self) -> None:
-        source = "demo scenario"
-        if self.hand_start < 0.0 or not self.hand_duration > 0.0:
-            raise ConfigError(
-                source,
-                "hand_start, hand_duration",
-                "hand_start >= 0 and hand_duration > 0 [s]",
-                (self.hand_start, self.hand_duration),
-            )
+    def check(self) -> None:
+        """The push comes after the hand motion and before the end."""
         if not self.hand_start + self.hand_duration <= self.push_time < self.end_time:
             raise ConfigError(
-                source,
+                None,
                 "push_time",
-                "after the hand motion ends and before end_time",
+                "after the hand motion ends (hand_start + hand_duration) and before end_time",
                 self.push_time,
             )
-        if not self.push_duration > 0.0:
-            raise ConfigError(source, "push_duration", "a duration > 0 [s]", self.push_duration)
 
     @property
     def push_impulse(self) -> np.ndarray:
@@ -76,3 +66,55 @@ class DemoScenario:
         """Hand position reference at time t [s], from its position at ``hand_start``."""
         s, _, _ = quintic_time_scaling(t - self.hand_start, self.hand_duration)
         return np.asarray(start_position) + s * np.asarray(self.hand_offset)
+
+
+#: The events of the demo, in the order they happen.
+EVENTS = ("start", "hand", "push", "end")
+
+
+class DemoTimeline:
+    """Which events of a scenario are due, each once, as (simulated) time goes on.
+
+    The clock starts at the first call of :meth:`advance` (the first state received).
+
+    Args:
+        scenario: The times of the events.
+    """
+
+    def __init__(self, scenario: DemoScenario):
+        self.scenario = scenario
+        self.start_time: float | None = None
+        self.done: list[str] = []
+
+    def elapsed(self, now: float) -> float:
+        """Time since the start [s] (0 before it)."""
+        return 0.0 if self.start_time is None else now - self.start_time
+
+    def advance(self, now: float) -> list[str]:
+        """The events that became due at ``now`` [s] and had not happened, in order."""
+        if self.start_time is None:
+            self.start_time = now
+        t = now - self.start_time
+        times = {
+            "start": 0.0,
+            "hand": self.scenario.hand_start,
+            "push": self.scenario.push_time,
+            "end": self.scenario.end_time,
+        }
+        due = [event for event in EVENTS if event not in self.done and t >= times[event]]
+        self.done.extend(due)
+        return due
+
+    @property
+    def finished(self) -> bool:
+        """Whether the end has been reached."""
+        return "end" in self.done
+
+
+@dataclass(frozen=True)
+class ScenarioNodeSettings(Settings):
+    """Parameters of the scenario node (``wbm_scenario``)."""
+
+    robot: str = setting("icub", nonempty=True, doc="registered robot name or robot config file")
+    world_frame: str = setting("world", nonempty=True, doc="frame_id of the hand target pose")
+    scenario: DemoScenario = setting(default_factory=DemoScenario)

@@ -96,7 +96,10 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``wbm_benchmark_bringup``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--launch-file", type=Path, default=None
+        "--launch-file",
+        type=Path,
+        default=None,
+        help="the simulation launch file (default: sim.launch.yaml of the installed wbm_bringup)",
     )
     parser.add_argument("--seconds", type=float, default=10.0, help="measured wall time [s]")
     parser.add_argument("--warmup", type=float, default=5.0, help="wall time before it [s]")

@@ -5,54 +5,52 @@ users need: a rosbag2 directory (``metadata.yaml`` plus one ``.mcap`` file) that
 info``/``play`` and Foxglove read. Messages are taken serialized (CDR) from DDS and written as is;
 message definitions come from rosbags' ROS 2 Kilted type store.
 
-Parameters:
-    output (str): The bag directory to create; it must not exist [required].
-    topics (str[]): Topics to record; empty records every topic discovered.
-    discovery_period (float): How often new topics are looked for [s] (default 0.5).
+Parameters (:class:`RecorderSettings`): ``output`` (the bag directory to create; it must not
+exist; required), ``topics`` (empty records every topic discovered), ``discovery_period`` [s].
 
 Usage: ``wbm_recorder --ros-args -p output:=/tmp/run_bag``; stop it with Ctrl-C (SIGINT) or
-SIGTERM, which closes the bag.
+SIGTERM, which closes the bag. A bad parameter (or an existing output) stops it at start with
+one message (exit code 2).
 """
 
 from __future__ import annotations
 
-import signal
 import sys
 from pathlib import Path
 
-import rclpy
-from rclpy.executors import ExternalShutdownException
-from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
+from wbm_bringup.recorder_settings import RecorderSettings
+from wbm_description.exceptions import ConfigError
+from wbm_description.ros.node_runtime import WbmNode, declare_settings, run_node
+
 _TYPESTORE = get_typestore(Stores.ROS2_KILTED)
 
 
-class Recorder(Node):
+class Recorder(WbmNode):
     """Subscribes to topics with raw (serialized) messages and writes them to an MCAP bag."""
 
-    def __init__(self) -> None:
-        super().__init__("wbm_recorder")
-        output = self.declare_parameter("output", "").value
-        if not output:
-            raise ValueError("parameter 'output': expected the bag directory to create")
-        self.topics = list(self.declare_parameter("topics", [""]).value or [])
-        self.topics = [topic for topic in self.topics if topic]
-        period = float(self.declare_parameter("discovery_period", 0.5).value)
-        if not period > 0.0:
-            raise ValueError(f"parameter 'discovery_period': expected > 0 s, got {period}")
-        self.path = Path(output)
-        if self.path.exists():
-            raise ValueError(f"parameter 'output': {self.path} exists; rosbag2 needs a new path")
+    def __init__(self, **kwargs) -> None:
+        super().__init__("wbm_recorder", **kwargs)
+        settings = declare_settings(self, RecorderSettings)
+        self.topics = [topic for topic in settings.topics if topic]
+        self.path = Path(settings.output)
+        if not settings.output or self.path.exists():
+            raise ConfigError(
+                f"parameters of node '{self.get_fully_qualified_name()}'",
+                "output",
+                "the path of a directory to create (rosbag2 needs a new one)",
+                settings.output,
+            )
         self.writer = Writer(self.path, version=9, storage_plugin=StoragePlugin.MCAP)
         self.writer.open()
         self.connections: dict[str, object] = {}
         self.subscriptions_by_topic: dict[str, object] = {}
         self.counts: dict[str, int] = {}
         self.skipped: set[str] = set()
-        self.create_timer(period, self.discover)
+        self.create_timer(settings.discovery_period, self.discover)
         self.discover()
         self.get_logger().info(f"recording to {self.path}")
 
@@ -103,15 +101,16 @@ class Recorder(Node):
         self.writer.write(self.connections[topic], stamp, data)
         self.counts[topic] += 1
 
-    def close(self) -> None:
-        """Close the bag (writes metadata.yaml)."""
+    def stop(self) -> None:
+        """Close the bag (writes metadata.yaml) at shutdown."""
         self.writer.close()
         summary = ", ".join(f"{topic}: {count}" for topic, count in sorted(self.counts.items()))
         # Printed, not logged: the context may already be shut down (Ctrl-C).
         print(f"wbm_recorder: wrote {self.path} ({summary})", flush=True)
 
 
-def _message_class(type_name: str):
+def _message_class(type_name: str) -> type | None:
+    """The message class of ``pkg/msg/Name`` (recording topics of any type needs it by name)."""
     package, _, name = type_name.split("/")
     try:
         module = __import__(f"{package}.msg", fromlist=[name])
@@ -122,23 +121,7 @@ def _message_class(type_name: str):
 
 def main(args: list[str] | None = None) -> int:
     """Entry point of ``wbm_recorder``."""
-    rclpy.init(args=args)
-    signal.signal(signal.SIGTERM, lambda *_: rclpy.try_shutdown())
-    try:
-        node = Recorder()
-    except ValueError as error:
-        print(f"wbm_recorder: error: {error}", file=sys.stderr)
-        rclpy.try_shutdown()
-        return 2
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.close()
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(Recorder, "wbm_recorder", args)
 
 
 if __name__ == "__main__":

@@ -17,23 +17,25 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-from rclpy.node import Node
 
 from wbm_bringup.viewer import MeshcatServer, RobotViewer
 from wbm_description.exceptions import WbmError
 from wbm_description.ft_ground_reaction import FootForceSensors
 from wbm_description.markers import marker_scene
+from wbm_description.registry import load_robot
+from wbm_description.ros.node_runtime import WbmNode, declare_settings, run_node
 from wbm_description.ros.state_inputs import RobotStateInputs
-from wbm_description.ros.state_publisher_node import declare_settings, load_model, run_node
+from wbm_description.state_publisher_settings import StatePublisherSettings
+from wbm_description.whole_body_model import WholeBodyModel
 
 
-class ViewerNode(Node):
+class ViewerNode(WbmNode):
     """Mirrors one robot's state and markers into a MeshCat scene (see the module docstring)."""
 
     def __init__(self, **kwargs):
         super().__init__("viewer", **kwargs)
-        self.settings = declare_settings(self)
-        self.model = load_model(self.settings.robot)
+        self.settings = declare_settings(self, StatePublisherSettings)
+        self.model = WholeBodyModel.from_config(load_robot(self.settings.robot))
         self.sensors = FootForceSensors(self.model)
         self.marker_options = self.settings.marker_options()
         self.inputs = RobotStateInputs(self, self.model, self.settings)
@@ -73,10 +75,9 @@ class ViewerNode(Node):
             return
         self._shown, self._shown_readings = q, readings
 
-    def destroy_node(self) -> None:
+    def stop(self) -> None:
         """Stop the MeshCat server with the node."""
         self.server.close()
-        super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> int:

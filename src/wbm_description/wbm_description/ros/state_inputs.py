@@ -13,7 +13,6 @@ few milliseconds catches up instead of dropping messages.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import numpy as np
@@ -30,6 +29,7 @@ from wbm_description.ros.messages import (
     seconds_from_time,
     wrench_from_message,
 )
+from wbm_description.ros.node_runtime import ThrottledLog
 from wbm_description.state_publisher_settings import StatePublisherSettings
 from wbm_description.whole_body_model import WholeBodyModel
 
@@ -37,12 +37,10 @@ INPUT_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT)
 
 
 class DroppedInputReporter:
-    """Counts dropped messages per topic and logs at most one report per period."""
+    """Counts dropped messages per topic and logs at most one report per period and topic."""
 
     def __init__(self, node: Node, period: float):
-        self._node = node
-        self._period = period
-        self._last_report: dict[str, float] = {}
+        self._log = ThrottledLog(node.get_logger(), period)
         self._dropped: dict[str, int] = {}
         self.total_dropped = 0
 
@@ -50,11 +48,9 @@ class DroppedInputReporter:
         """Record a dropped message on ``topic`` and report it if the period has passed."""
         self.total_dropped += 1
         self._dropped[topic] = self._dropped.get(topic, 0) + 1
-        now = time.monotonic()
-        if now - self._last_report.get(topic, -np.inf) >= self._period:
+        if self._log.due(topic):
             count = self._dropped.pop(topic)
-            self._last_report[topic] = now
-            self._node.get_logger().warning(
+            self._log.logger.warning(
                 f"dropped {count} message(s) on '{topic}', keeping the last good values: {error}"
             )
 

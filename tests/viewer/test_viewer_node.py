@@ -17,8 +17,8 @@ import pytest
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 
-from tests.state_publisher.browser import CHROMIUM, HeadlessBrowser
 from tests.state_publisher.conftest import PARAMS_FILE, spin_until
+from tests.viewer.browser import CHROMIUM, HeadlessBrowser
 from wbm_description.registry import load_robot
 
 pytestmark = [pytest.mark.process, pytest.mark.slow]

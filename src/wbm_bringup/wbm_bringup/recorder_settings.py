@@ -1,0 +1,21 @@
+"""Settings of the recorder node (``wbm_recorder``), typed and validated (no ROS)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from wbm_description.settings import Settings, setting
+
+
+@dataclass(frozen=True)
+class RecorderSettings(Settings):
+    """Parameters of the recorder."""
+
+    output: str = setting("", doc="the bag directory to create (required; must not exist)")
+    topics: tuple[str, ...] = setting((), doc="topics to record; empty records every topic")
+    discovery_period: float = setting(
+        0.5, gt=0.0, unit="s", doc="how often new topics are looked for"
+    )
+
+
+__all__ = ["RecorderSettings"]
