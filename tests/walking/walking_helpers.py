@@ -114,3 +114,83 @@ def run_pattern_generator(generator, schedule, *, until, period=0.01, com=None):
         plans.append(plan)
         t += period
     return plans
+
+
+class IdealLip:
+    """An ideal robot for walking tests: a LIP whose ZMP is exactly the one commanded, and feet
+    whose contact forces follow from the state machine's support and the swing references.
+
+    Args:
+        controller: The WalkingController under test.
+        mass: Robot mass [kg] (forces only).
+        ground: (x, y) -> ground height under a sole [m] (uneven ground makes early and late
+            touch-downs).
+    """
+
+    def __init__(self, controller, *, mass=33.0, ground=None):
+        self.controller = controller
+        s = controller.settings
+        feet = controller.geometry.feet
+        sm = controller.state_machine
+        middle = 0.5 * (feet.center(sm.foot("left")) + feet.center(sm.foot("right")))
+        self.com = np.array([middle[0], middle[1], s.com_height])
+        self.com_velocity = np.zeros(3)
+        self.weight = mass * s.gravity
+        self.ground = ground or (lambda x, y: 0.0)
+        self.zmp = self.com[:2].copy()
+        self.t = 0.0
+        self.log = []
+
+    def contact_state(self, references):
+        from wbm_control.walking import ContactState
+
+        if references is None:  # standing, before the first tick
+            return ContactState.from_forces(0.5 * self.weight, 0.5 * self.weight)
+        forces = {"left": 0.0, "right": 0.0}
+        support = references.support
+        if len(support) == 2:
+            feet = self.controller.geometry.feet
+            left = feet.center(Footstep.from_placement("left", support["left"]))
+            right = feet.center(Footstep.from_placement("right", support["right"]))
+            axis = left - right
+            share = float(np.clip((self.zmp - right) @ axis / (axis @ axis), 0.0, 1.0))
+            forces = {"left": share * self.weight, "right": (1.0 - share) * self.weight}
+        elif len(support) == 1:
+            (side,) = support
+            forces[side] = self.weight
+        for side, swing in references.swing.items():
+            x, y, z = swing.pose.translation
+            if z <= self.ground(x, y) + 1e-9:
+                stance = "right" if side == "left" else "left"
+                forces[side], forces[stance] = 100.0, self.weight - 100.0
+        return ContactState.from_forces(forces["left"], forces["right"])
+
+    def run(self, until, *, on_tick=None, sensing=True, stop=None):
+        """Tick at the control period until ``until`` [s]; the references of these ticks (all
+        ticks so far are in ``log``). ``stop(references)`` true ends the run early."""
+        from wbm_control.walking.lip import sample_segment
+
+        s = self.controller.settings
+        references = self.log[-1] if self.log else None
+        first = len(self.log)
+        while self.t < until - 1e-12:
+            contact = self.contact_state(references) if sensing else None
+            references = self.controller.update(self.t, self.com, self.com_velocity, contact)
+            if on_tick is not None:
+                on_tick(self.t, references)
+            self.zmp = references.zmp_command[:2]
+            c, cd, _, _ = sample_segment(
+                s.omega,
+                self.com[:2],
+                self.com_velocity[:2],
+                self.zmp,
+                self.zmp,
+                s.time_step,
+                s.time_step,
+            )
+            self.com[:2], self.com_velocity[:2] = c, cd
+            self.log.append(references)
+            self.t = round(self.t + s.time_step, 9)
+            if stop is not None and stop(references):
+                break
+        return self.log[first:]

@@ -36,7 +36,7 @@ class FootContactReading:
         if self.in_contact is not None:
             return bool(self.in_contact)
         if self.normal_force is not None:
-            return self.normal_force >= threshold
+            return bool(self.normal_force >= threshold)
         return None
 
 

@@ -41,7 +41,15 @@ from wbm_control.walking.step_limits import StepLimits
 from wbm_description.exceptions import InputError
 
 _ZERO = 1e-9
-"""Commands and displacements below this are zero [m/s, rad/s, m, rad]."""
+"""Commands below this are zero [m/s, rad/s]."""
+
+_NOT_WORTH_A_STEP = (1e-4, 1e-3)
+"""A foot this close to its target (position [m], yaw [rad]) does not step there."""
+
+
+def _already_there(step: Footstep, foot: Footstep) -> bool:
+    distance, angle = step.distance_to(foot)
+    return distance <= _NOT_WORTH_A_STEP[0] and angle <= _NOT_WORTH_A_STEP[1]
 
 
 def _clip(value: float, low: float, high: float) -> float:
@@ -163,8 +171,7 @@ class FootstepPlanner:
         current, other = stance, swing_foot
         for _ in range(4):
             target = self._step(current, 0.0, 0.0, 0.0)
-            distance, angle = target.distance_to(other)
-            if distance <= 1e-6 and angle <= 1e-6:
+            if _already_there(target, other):
                 break
             steps.append(target)
             current, other = target, current
@@ -265,8 +272,7 @@ class FootstepPlanner:
                 current,
                 *self._goal_displacement(current, target, omni_at=omnidirectional_distance),
             )
-            distance, angle = step.distance_to(other)
-            if distance <= 1e-9 and angle <= 1e-9:
+            if _already_there(step, other):
                 return steps
             steps.append(step)
             current, other = step, current

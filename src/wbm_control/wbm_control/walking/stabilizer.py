@@ -90,9 +90,12 @@ class DcmZmpStabilizer:
         zmp = z_ref + self.gain * error
         clamped = False
         if support_polygon is not None and len(support_polygon) >= 3:
-            inside = project_into_polygon(zmp, support_polygon, self.margin)
-            clamped = bool(np.linalg.norm(inside - zmp) > 1e-12)
-            zmp = inside
+            hull = np.asarray(support_polygon, dtype=float)
+            edges = np.concatenate([hull[1:], hull[:1]]) - hull
+            cross = edges[:, 0] * (zmp[1] - hull[:, 1]) - edges[:, 1] * (zmp[0] - hull[:, 0])
+            if np.any(cross < self.margin * np.hypot(edges[:, 0], edges[:, 1])):
+                zmp = project_into_polygon(zmp, hull, self.margin)
+                clamped = True
         acceleration = self.omega**2 * (c - zmp)
         return StabilizerOutput(
             zmp=np.array([zmp[0], zmp[1], 0.0]),

@@ -81,6 +81,7 @@ class WalkingController:
         self._velocity_dirty = False
         self._last_replan = -math.inf
         self._last_schedule = None
+        self._support_cache: tuple[tuple[Footstep, ...], np.ndarray] | None = None
 
     @classmethod
     def from_model(
@@ -243,10 +244,16 @@ class WalkingController:
             dcm_error=stabilized.dcm_error,
             swing={} if swing is None else {swing[0]: swing[1]},
             support={side: step.placement() for side, step in support.items()},
-            support_polygon=self.geometry.feet.support_polygon(support.values()),
+            support_polygon=self._support_polygon(tuple(support.values())),
             contact_commands=tuple(commands),
             footsteps=sm.footsteps,
         )
+
+    def _support_polygon(self, support: tuple[Footstep, ...]) -> np.ndarray:
+        """The hull of the soles in contact (full rectangles), computed when they change."""
+        if self._support_cache is None or self._support_cache[0] != support:
+            self._support_cache = (support, self.geometry.feet.support_polygon(support))
+        return self._support_cache[1]
 
     def _replan_velocity(self, t: float) -> bool:
         """Re-plan the uncommitted steps from the velocity command; whether walking started."""
