@@ -183,6 +183,30 @@ def test_steady_walking_agrees_with_preview_control(walk, settings):
     assert np.all(difference < 5e-3)
 
 
+def test_a_push_drives_the_zmp_onto_the_margin_and_not_past_it(settings, feet):
+    """A -0.1 m/s lateral push in the middle of a right single support (towards the outer edge
+    of the stance foot): the plan needs the ZMP at the edge, the constraint becomes active (the
+    margin is reached, which nominal walking never does) and holds; the walk recovers."""
+    schedule, _ = forward_walk_schedule(settings, feet)
+    generator = LinearMpcPatternGenerator(settings, feet)
+    plan = generator.replan(0.0, np.array([0.02, 0.0]), np.zeros(2), schedule)
+    worst = math.inf
+    for i in range(1, 1200):
+        t = round(i * PERIOD, 6)
+        sample = plan.sample(t)
+        velocity = sample.com_velocity[:2] + (np.array([0.0, -0.1]) if t == 2.3 else 0.0)
+        plan = generator.replan(t, sample.com, velocity, schedule)
+        for tick in t + np.arange(0.0, PERIOD, 0.001):
+            now = plan.sample(tick)
+            worst = min(worst, polygon_margin(now.zmp, feet.support_polygon(now.phase.support)))
+    assert worst >= settings.zmp_margin - 1e-6  # never past the margin (solver tolerance)
+    assert worst <= settings.zmp_margin + 1e-4  # but on it: the constraint was active
+    middle = 0.5 * (
+        feet.center(schedule.phases[-1].support[0]) + feet.center(schedule.phases[-1].support[1])
+    )
+    np.testing.assert_allclose(plan.sample(t).com[:2], middle, atol=2e-3)
+
+
 def test_replan_starts_at_the_measured_state_and_keeps_the_zmp(settings, feet):
     schedule, _ = forward_walk_schedule(settings, feet)
     generator = LinearMpcPatternGenerator(settings, feet)

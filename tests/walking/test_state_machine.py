@@ -17,6 +17,8 @@ from wbm_control.walking import (
 )
 
 DT = 0.002
+"""Control period [s]: switches are detected at the first tick at or after their time, so times
+are compared within one period."""
 LOADED = 300.0  # a foot carrying the robot [N]
 
 

@@ -13,9 +13,10 @@ from wbm_control.walking import (
     GoalRejected,
     ReleaseContact,
     WalkingController,
+    WalkingGeometry,
     WalkingState,
 )
-from wbm_description.exceptions import InputError
+from wbm_description.exceptions import ConfigError, InputError
 
 
 @pytest.fixture()
@@ -38,10 +39,12 @@ def side_by_side(controller):
 
 
 def test_from_model_measures_the_icub(icub):
+    """The brief's numbers: feet about 0.136 m apart, CoM about 0.48-0.49 m high."""
     controller = WalkingController.from_model(icub)
     assert controller.settings.nominal_foot_spacing == pytest.approx(0.1362, abs=1e-4)
-    # CoM height above the soles in iCub's initial posture, from the model: 0.481 m.
     assert controller.settings.com_height == pytest.approx(0.4814, abs=1e-4)
+    with pytest.raises(ConfigError, match="soles.left"):
+        WalkingGeometry.from_model(icub, left_sole="left")
 
 
 def test_standing_with_no_command_stays_standing(controller):
@@ -146,6 +149,19 @@ def test_bad_input_is_rejected_and_changes_nothing(controller):
     assert (controller.mode, controller.command, controller.state_machine.footsteps) == before
     with pytest.raises(InputError):
         controller.update(1.0, np.array([np.nan, 0.0, 0.5]), np.zeros(3))
+
+
+def test_replanning_every_tick_from_the_measured_state_also_walks(icub_geometry):
+    from wbm_control.walking import WalkingSettings
+    from wbm_description.support_geometry import polygon_margin
+
+    settings = WalkingSettings(replan_period=0.002, replan_from_measured_state=True)
+    controller = WalkingController(icub_geometry, settings)
+    controller.set_velocity_command(0.3, 0.0, 0.0)
+    log = IdealLip(controller).run(3.0)
+    assert len(commands_of(log, ActivateContact)) == 3  # at 1.2, 2.0 and 2.8 s
+    margin = min(polygon_margin(r.zmp_command, r.support_polygon) for r in log)
+    assert margin >= settings.zmp_margin - 1e-6
 
 
 def test_commands_are_clamped_to_the_limits(controller):

@@ -88,7 +88,9 @@ class FootstepPlanner:
 
     # ------------------------------------------------------------------ velocity
 
-    def clamp_command(self, vx: float, vy: float, wz: float) -> tuple[tuple[float, ...], bool]:
+    def clamp_command(
+        self, vx: float, vy: float, wz: float
+    ) -> tuple[tuple[float, float, float], bool]:
         """A velocity command clamped to the configured limits.
 
         Args:

@@ -40,6 +40,7 @@ from wbm_control.balance import project_into_polygon
 from wbm_control.qp import INFINITY, DenseQP, DenseQPSolver
 from wbm_control.walking.contact_schedule import ContactSchedule, SupportPhase
 from wbm_control.walking.feet import Feet
+from wbm_control.walking.footsteps import Footstep
 from wbm_control.walking.lip import dcm_coefficients, sample_segment
 from wbm_control.walking.settings import WalkingSettings
 from wbm_description.exceptions import InputError
@@ -183,7 +184,7 @@ class LinearMpcPatternGenerator:
         self._solver = DenseQPSolver(eps_abs=1e-9, max_iterations=2000, name="walking_mpc")
         self._polygons: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._coefficients: tuple[np.ndarray, ...] = ()
-        self._constraining: tuple[int, ...] = ()
+        self._constraining: tuple[tuple[Footstep, ...], ...] = ()
         self._initial: tuple[np.ndarray, np.ndarray, np.ndarray] = ()
         self.plan: ComPlan | None = None
 
@@ -296,7 +297,7 @@ class LinearMpcPatternGenerator:
             gi[:] = -2.0 * s.zmp_weight * layout.references[:, i]
             gi[0] -= 2.0 * rate_weights[0] * z0[i]
             gi += 2.0 * s.terminal_dcm_weight * (dcm[i] + terminal[0] * z0[i]) * terminal_var
-        constraining = tuple(id(phase) for phase in layout.constraining)
+        constraining = tuple(phase.support for phase in layout.constraining)
         if constraining != self._constraining:  # the rows change only when a knot passes
             C, upper = self._qp.C, self._qp.u
             C.fill(0.0)

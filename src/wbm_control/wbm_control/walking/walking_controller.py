@@ -97,7 +97,9 @@ class WalkingController:
 
     # ------------------------------------------------------------------ commands
 
-    def set_velocity_command(self, vx: float, vy: float, wz: float) -> tuple[tuple, bool]:
+    def set_velocity_command(
+        self, vx: float, vy: float, wz: float
+    ) -> tuple[tuple[float, float, float], bool]:
         """Walk at a velocity in the walking frame (zero: stop with the feet side by side).
 
         Args:
