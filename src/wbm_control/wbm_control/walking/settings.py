@@ -1,0 +1,258 @@
+"""Walking settings: timing, step limits, pattern generator and touch-down parameters.
+
+One frozen dataclass, validated on construction (:class:`~wbm_description.exceptions.ConfigError`
+naming the key, what was expected and what was given). Two fields depend on the robot and may be
+left to ``None``: the nominal lateral foot spacing and the CoM height; :meth:`WalkingSettings.
+with_robot` fills them (from :class:`wbm_control.walking.feet.WalkingGeometry`, which measures them
+on the whole-body model).
+
+Step limits are relative to the stance foot, in the stance sole frame (x forward, y left): a step
+of the left foot from a right stance foot lands at (dx, dy, dyaw) with
+``-max_step_length_backward <= dx <= max_step_length``,
+``min_foot_spacing <= dy <= nominal_foot_spacing + max_step_width`` and
+``|dyaw| <= max_step_yaw`` (mirrored in y for the right foot).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields, replace
+
+from wbm_description.exceptions import ConfigError
+
+_EPS = 1e-12
+
+
+@dataclass(frozen=True)
+class WalkingSettings:
+    """Parameters of walking (all SI units).
+
+    Attributes:
+        single_support_duration: Duration of a swing (one foot on the ground) [s].
+        double_support_duration: Duration of a double support between two steps [s].
+        initial_double_support_duration: Double support before the first step from standing,
+            during which the CoM is shifted over the first stance foot [s].
+        final_double_support_duration: Double support after the last step, while the CoM
+            settles between the feet, before the robot is standing again [s].
+        max_step_length: Largest forward displacement of a foot relative to the stance foot,
+            along the stance sole's x axis [m].
+        max_step_length_backward: Largest backward displacement, same axis [m] (>= 0).
+        max_step_width: Largest lateral displacement beyond the nominal foot spacing, along the
+            stance sole's y axis [m].
+        max_step_yaw: Largest yaw of a foot relative to the stance foot [rad], in (0, pi/2).
+        nominal_foot_spacing: Lateral distance between the sole frames when standing [m], or
+            None to take it from the robot model.
+        min_foot_spacing: Smallest lateral distance of the swing sole from the stance sole, in
+            the stance sole frame and on the swing foot's side (feet never cross) [m].
+        swing_height: Clearance of the swing foot: apex height above the lift-off/touch-down
+            height [m].
+        com_height: CoM height above the ground for the linear inverted pendulum [m], or None to
+            take it from the robot model.
+        zmp_margin: The ZMP is kept this far inside the sole rectangles (each side shrunk) [m].
+        mpc_time_step: Largest duration of a segment of the pattern generator's piecewise-linear
+            ZMP [s].
+        mpc_horizon: Preview horizon of the pattern generator [s].
+        time_step: Control period [s] (the walking update is called at this rate).
+        replan_period: Period of the pattern generator's re-plans [s] (>= time_step); between
+            re-plans the plan is sampled in closed form, and every contact switch re-plans.
+        replan_from_measured_state: True: every re-plan starts from the measured CoM state;
+            False: re-plans start from the plan's own state except at contact switches (each
+            touch-down and lift-off), where they start from the measured state (the stabilizer
+            then closes the loop between re-plans).
+        max_forward_velocity: Largest forward velocity command [m/s].
+        max_backward_velocity: Largest backward velocity command [m/s] (>= 0).
+        max_lateral_velocity: Largest lateral velocity command, either side [m/s].
+        max_yaw_rate: Largest yaw rate command, either way [rad/s].
+        touchdown_force: Normal force above which a swing foot has touched down [N].
+        support_force: Normal force above which a stance foot is loaded: a foot is released only
+            while the other foot carries at least this [N].
+        min_touchdown_phase: Fraction of the swing after which a touch-down is accepted (early
+            touch-down); contacts before are taken for lift-off transients [-], in (0, 1].
+        max_touchdown_delay: Longest extension of a swing waiting for a late touch-down [s].
+        late_touchdown_depth: How far below the planned touch-down the foot is lowered during
+            that extension [m].
+        zmp_weight: Cost weight of the ZMP's distance to its reference (support centres) [1/m^2].
+        zmp_rate_weight: Cost weight of the ZMP's rate of change [s/m^2].
+        terminal_dcm_weight: Cost weight of the distance of the DCM at the end of the horizon
+            to the ZMP there (viability: the CoM can stop over it), discounted by
+            exp(-omega horizon) [1/m^2].
+        stabilizer_gain: DCM feedback gain k of z = z_ref + k (xi - xi_ref) [-], > 1; the DCM
+            error decays at the rate (k - 1) omega.
+        gravity: Gravity's magnitude [m/s^2].
+    """
+
+    single_support_duration: float = 0.6
+    double_support_duration: float = 0.2
+    initial_double_support_duration: float = 0.6
+    final_double_support_duration: float = 0.6
+    max_step_length: float = 0.25
+    max_step_length_backward: float = 0.10
+    max_step_width: float = 0.10
+    max_step_yaw: float = 0.35
+    nominal_foot_spacing: float | None = None
+    min_foot_spacing: float = 0.10
+    swing_height: float = 0.04
+    com_height: float | None = None
+    zmp_margin: float = 0.01
+    mpc_time_step: float = 0.1
+    mpc_horizon: float = 1.6
+    time_step: float = 0.002
+    replan_period: float = 0.01
+    replan_from_measured_state: bool = False
+    max_forward_velocity: float = 0.30
+    max_backward_velocity: float = 0.10
+    max_lateral_velocity: float = 0.06
+    max_yaw_rate: float = 0.40
+    touchdown_force: float = 30.0
+    support_force: float = 50.0
+    min_touchdown_phase: float = 0.5
+    max_touchdown_delay: float = 0.1
+    late_touchdown_depth: float = 0.02
+    zmp_weight: float = 1.0
+    zmp_rate_weight: float = 1e-3
+    terminal_dcm_weight: float = 1e3
+    stabilizer_gain: float = 3.0
+    gravity: float = 9.81
+
+    def __post_init__(self) -> None:
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if item.name == "replan_from_measured_state":
+                if not isinstance(value, bool):
+                    raise ConfigError(None, item.name, "true or false", value)
+                continue
+            if value is None and item.name in ("nominal_foot_spacing", "com_height"):
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ConfigError(None, item.name, "a number", value)
+            if not math.isfinite(value):
+                raise ConfigError(None, item.name, "a finite number", value)
+        for key in (
+            "single_support_duration",
+            "double_support_duration",
+            "initial_double_support_duration",
+            "final_double_support_duration",
+            "max_step_length",
+            "max_step_yaw",
+            "min_foot_spacing",
+            "swing_height",
+            "mpc_time_step",
+            "mpc_horizon",
+            "time_step",
+            "replan_period",
+            "max_forward_velocity",
+            "touchdown_force",
+            "support_force",
+            "zmp_weight",
+            "terminal_dcm_weight",
+            "gravity",
+        ):
+            self._require(key, getattr(self, key) > 0.0, "a number > 0")
+        for key in (
+            "max_step_length_backward",
+            "max_step_width",
+            "zmp_margin",
+            "max_backward_velocity",
+            "max_lateral_velocity",
+            "max_yaw_rate",
+            "max_touchdown_delay",
+            "late_touchdown_depth",
+            "zmp_rate_weight",
+        ):
+            self._require(key, getattr(self, key) >= 0.0, "a number >= 0")
+        self._require("max_step_yaw", self.max_step_yaw < 0.5 * math.pi, "an angle < pi/2 [rad]")
+        self._require(
+            "min_touchdown_phase", 0.0 < self.min_touchdown_phase <= 1.0, "a fraction in (0, 1]"
+        )
+        self._require("stabilizer_gain", self.stabilizer_gain > 1.0, "a gain > 1 [-]")
+        self._require(
+            "replan_period", self.replan_period >= self.time_step - _EPS, "a period >= time_step"
+        )
+        self._require(
+            "mpc_horizon",
+            self.mpc_horizon >= self.step_duration - _EPS,
+            f"a horizon of at least one step ({self.step_duration} s)",
+        )
+        if self.nominal_foot_spacing is not None:
+            self._require(
+                "nominal_foot_spacing",
+                self.nominal_foot_spacing >= self.min_foot_spacing,
+                f"a spacing >= min_foot_spacing ({self.min_foot_spacing} m)",
+            )
+        if self.com_height is not None:
+            self._require("com_height", self.com_height > 0.0, "a height > 0 [m]")
+        # Velocity limits the step limits can realise (see FootstepPlanner): forward and yaw
+        # advance on every step, lateral motion on every other step (lead foot, then closing).
+        period = self.step_duration
+        self._require(
+            "max_forward_velocity",
+            self.max_forward_velocity * period <= self.max_step_length + _EPS,
+            f"<= max_step_length / step duration ({self.max_step_length / period:.4g} m/s)",
+        )
+        self._require(
+            "max_backward_velocity",
+            self.max_backward_velocity * period <= self.max_step_length_backward + _EPS,
+            "<= max_step_length_backward / step duration "
+            f"({self.max_step_length_backward / period:.4g} m/s)",
+        )
+        self._require(
+            "max_lateral_velocity",
+            2.0 * self.max_lateral_velocity * period <= self.max_step_width + _EPS,
+            f"<= max_step_width / (2 step duration) ({self.max_step_width / (2 * period):.4g}"
+            " m/s)",
+        )
+        self._require(
+            "max_yaw_rate",
+            self.max_yaw_rate * period <= self.max_step_yaw + _EPS,
+            f"<= max_step_yaw / step duration ({self.max_step_yaw / period:.4g} rad/s)",
+        )
+
+    def _require(self, key: str, condition: bool, expected: str) -> None:
+        if not condition:
+            raise ConfigError(None, key, expected, getattr(self, key))
+
+    @property
+    def step_duration(self) -> float:
+        """Duration of one step: single plus double support [s]."""
+        return self.single_support_duration + self.double_support_duration
+
+    @property
+    def omega(self) -> float:
+        """Natural frequency of the linear inverted pendulum sqrt(g / h) [1/s]."""
+        return math.sqrt(self.gravity / self.require_com_height())
+
+    @property
+    def preview_steps(self) -> int:
+        """How many footsteps a velocity command is planned ahead: past the MPC horizon."""
+        return math.ceil(self.mpc_horizon / self.step_duration) + 2
+
+    def require_com_height(self) -> float:
+        """The CoM height [m]; raises if it was left to the model and not filled in."""
+        if self.com_height is None:
+            raise ConfigError(None, "com_height", "a height [m] (fill it with with_robot())")
+        return self.com_height
+
+    def require_foot_spacing(self) -> float:
+        """The nominal foot spacing [m]; raises if it was not filled in."""
+        if self.nominal_foot_spacing is None:
+            raise ConfigError(
+                None, "nominal_foot_spacing", "a spacing [m] (fill it with with_robot())"
+            )
+        return self.nominal_foot_spacing
+
+    def with_robot(self, *, nominal_foot_spacing: float, com_height: float) -> WalkingSettings:
+        """A copy with the robot-dependent fields that are None filled in (others kept).
+
+        Args:
+            nominal_foot_spacing: Lateral distance of the sole frames when standing [m].
+            com_height: CoM height above the soles [m].
+        """
+        return replace(
+            self,
+            nominal_foot_spacing=(
+                nominal_foot_spacing
+                if self.nominal_foot_spacing is None
+                else self.nominal_foot_spacing
+            ),
+            com_height=com_height if self.com_height is None else self.com_height,
+        )

@@ -1,0 +1,290 @@
+"""The walking facade a whole-body controller calls: commands in, references out.
+
+:class:`WalkingController` owns one of each walking part and runs them in order at each control
+tick (see :mod:`wbm_control.walking`)::
+
+    update(t, measured CoM, CoM velocity, contacts)
+      1. a pending footstep plan (explicit or to a goal) is handed to the state machine;
+      2. the state machine switches phases (clock and contacts) -> contact commands;
+      3. in velocity mode, the steps after the committed swing are re-planned from the command
+         when it changed or a phase switched (so a new command shapes the next step);
+      4. the pattern generator re-plans on the new schedule: at every switch and every
+         ``replan_period``, from the measured CoM state at switches (and always if
+         ``replan_from_measured_state``), else from its own plan;
+      5. the plan is sampled at t; the DCM stabilizer turns the DCM error into a ZMP command.
+
+Commands: :meth:`~WalkingController.set_velocity_command` (clamped, NaN rejected),
+:meth:`~WalkingController.set_footstep_plan` (checked, rejected whole),
+:meth:`~WalkingController.set_goal`, :meth:`~WalkingController.stop`. A rejected command changes
+nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from wbm_control.walking.contact_state import ContactState
+from wbm_control.walking.feet import WalkingGeometry
+from wbm_control.walking.footstep_planner import FootstepPlanner
+from wbm_control.walking.footsteps import Footstep, other_side
+from wbm_control.walking.pattern_generator import ComPlan, LinearMpcPatternGenerator
+from wbm_control.walking.references import WalkingReferences
+from wbm_control.walking.settings import WalkingSettings
+from wbm_control.walking.stabilizer import DcmZmpStabilizer
+from wbm_control.walking.state_machine import WalkingState, WalkingStateMachine
+from wbm_description.exceptions import InputError
+from wbm_description.whole_body_model import WholeBodyModel
+
+
+class WalkingController:
+    """Footstep planner, pattern generator, state machine and stabilizer behind one API.
+
+    Args:
+        geometry: The robot's feet, nominal spacing, CoM height and initial footsteps.
+        settings: Walking settings; robot-dependent fields left to None are filled from the
+            geometry.
+        time: Start time [s].
+        left: Where the left foot stands (default: the geometry's).
+        right: Where the right foot stands (default: the geometry's).
+    """
+
+    def __init__(
+        self,
+        geometry: WalkingGeometry,
+        settings: WalkingSettings | None = None,
+        *,
+        time: float = 0.0,
+        left: Footstep | None = None,
+        right: Footstep | None = None,
+    ):
+        settings = (settings or WalkingSettings()).with_robot(
+            nominal_foot_spacing=geometry.nominal_foot_spacing, com_height=geometry.com_height
+        )
+        self.settings = settings
+        self.geometry = geometry
+        self.planner = FootstepPlanner(settings, geometry.feet)
+        self.pattern_generator = LinearMpcPatternGenerator(settings, geometry.feet)
+        self.state_machine = WalkingStateMachine(
+            settings,
+            geometry.feet,
+            left=geometry.left if left is None else left,
+            right=geometry.right if right is None else right,
+            time=time,
+        )
+        self.stabilizer = DcmZmpStabilizer(gain=settings.stabilizer_gain, omega=settings.omega)
+        self.command = (0.0, 0.0, 0.0)
+        self.mode = "velocity"
+        self._pending: list[Footstep] | None = None
+        self._velocity_dirty = False
+        self._last_replan = -math.inf
+        self._last_schedule = None
+        self._support_cache: tuple[tuple[Footstep, ...], np.ndarray] | None = None
+
+    @classmethod
+    def from_model(
+        cls,
+        model: WholeBodyModel,
+        settings: WalkingSettings | None = None,
+        *,
+        q: np.ndarray | None = None,
+        time: float = 0.0,
+    ) -> WalkingController:
+        """Walking for a robot model, its feet where they are in configuration q."""
+        return cls(WalkingGeometry.from_model(model, q), settings, time=time)
+
+    # ------------------------------------------------------------------ commands
+
+    def set_velocity_command(
+        self, vx: float, vy: float, wz: float
+    ) -> tuple[tuple[float, float, float], bool]:
+        """Walk at a velocity in the walking frame (zero: stop with the feet side by side).
+
+        Args:
+            vx: Forward velocity [m/s].
+            vy: Leftward velocity [m/s].
+            wz: Yaw rate [rad/s].
+
+        Returns:
+            (the command clamped to the limits, whether it was clamped).
+
+        Raises:
+            InputError: A value is not finite (nothing changes).
+        """
+        command, clamped = self.planner.clamp_command(vx, vy, wz)
+        if self.mode != "velocity" or command != self.command:
+            self._velocity_dirty = True
+        self.mode, self.command = "velocity", command
+        self._pending = None
+        return command, clamped
+
+    def stop(self) -> None:
+        """Stop: zero velocity; a closing step brings the feet side by side if needed."""
+        self.set_velocity_command(0.0, 0.0, 0.0)
+        self._velocity_dirty = True
+
+    def set_footstep_plan(self, steps: Sequence[Footstep]) -> None:
+        """Walk an explicit footstep plan (after the swing in progress).
+
+        Raises:
+            FootstepPlanRejected: A step is not finite, on the wrong foot, out of reach or
+                crossing; nothing changes.
+        """
+        steps = list(steps)
+        sm = self.state_machine
+        self.planner.validate_plan(
+            steps,
+            left=sm.committed_foot("left"),
+            right=sm.committed_foot("right"),
+            next_swing_side=sm.next_swing_side,
+        )
+        self.mode, self.command, self._pending = "plan", (0.0, 0.0, 0.0), steps
+
+    def set_goal(self, x: float, y: float, yaw: float) -> list[Footstep]:
+        """Walk to a pose of the walking frame (mid-feet) in the world; returns the plan.
+
+        Raises:
+            GoalRejected: The goal is not finite or not reachable; nothing changes.
+        """
+        sm = self.state_machine
+        steps = self.planner.plan_to_goal(
+            (x, y, yaw),
+            left=sm.committed_foot("left"),
+            right=sm.committed_foot("right"),
+            next_swing_side=sm.next_swing_side,
+        )
+        self.mode, self.command, self._pending = "plan", (0.0, 0.0, 0.0), steps
+        return steps
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def state(self) -> WalkingState:
+        """The state machine's state."""
+        return self.state_machine.state
+
+    @property
+    def plan(self) -> ComPlan | None:
+        """The latest CoM/ZMP plan."""
+        return self.pattern_generator.plan
+
+    # ------------------------------------------------------------------ tick
+
+    def update(
+        self,
+        t: float,
+        measured_com: np.ndarray,
+        measured_com_velocity: np.ndarray,
+        contact_state: ContactState | None = None,
+    ) -> WalkingReferences:
+        """Advance walking to time t and return the references for the controller.
+
+        Args:
+            t: Current time [s], non-decreasing.
+            measured_com: Measured or estimated CoM position in the world [m].
+            measured_com_velocity: Its velocity [m/s].
+            contact_state: Measured foot contacts, or None to follow the clock.
+
+        Raises:
+            InputError: Non-finite time or CoM state.
+            NoSolutionFound: The pattern generator's QP failed.
+        """
+        com = np.asarray(measured_com, dtype=float)
+        com_velocity = np.asarray(measured_com_velocity, dtype=float)
+        if not (
+            math.isfinite(t) and np.all(np.isfinite(com)) and np.all(np.isfinite(com_velocity))
+        ):
+            raise InputError("t, measured_com, measured_com_velocity", "finite values", (t, com))
+        sm = self.state_machine
+        switched = False
+        if self._pending is not None:
+            sm.set_footsteps(self._pending, t)
+            self._pending, switched = None, True
+        commands = sm.update(t, contact_state)
+        switched = switched or bool(commands)
+        if self.mode == "velocity" and (self._velocity_dirty or switched):
+            switched = self._replan_velocity(t) or switched
+            self._velocity_dirty = False
+        schedule = sm.schedule(t)
+        s = self.settings
+        plan = self.pattern_generator.plan
+        due = t - self._last_replan >= s.replan_period - 1e-9
+        if plan is None or switched or due or schedule is not self._last_schedule:
+            from_measured = plan is None or switched or s.replan_from_measured_state
+            if from_measured:
+                start_com, start_velocity = com, com_velocity
+            else:
+                sample = plan.sample(t)
+                start_com, start_velocity = sample.com, sample.com_velocity
+            plan = self.pattern_generator.replan(t, start_com, start_velocity, schedule)
+            self._last_replan, self._last_schedule = t, schedule
+        sample = plan.sample(t)
+        phase = schedule.phase_at(t)
+        polygon = self.pattern_generator.polygon(phase)[0]
+        stabilized = self.stabilizer.update(
+            zmp_ref=sample.zmp,
+            dcm_ref=sample.dcm,
+            com=com,
+            com_velocity=com_velocity,
+            support_polygon=polygon,
+        )
+        swing = sm.swing_sample(t)
+        support = sm.support()
+        return WalkingReferences(
+            time=t,
+            state=sm.state,
+            stance_side=sm.stance_side,
+            com=sample.com,
+            com_velocity=sample.com_velocity,
+            com_acceleration=sample.com_acceleration,
+            zmp=sample.zmp,
+            dcm=sample.dcm,
+            zmp_command=stabilized.zmp,
+            com_acceleration_command=stabilized.com_acceleration,
+            dcm_error=stabilized.dcm_error,
+            swing={} if swing is None else {swing[0]: swing[1]},
+            support={side: step.placement() for side, step in support.items()},
+            support_polygon=self._support_polygon(tuple(support.values())),
+            contact_commands=tuple(commands),
+            footsteps=sm.footsteps,
+        )
+
+    def _support_polygon(self, support: tuple[Footstep, ...]) -> np.ndarray:
+        """The hull of the soles in contact (full rectangles), computed when they change."""
+        if self._support_cache is None or self._support_cache[0] != support:
+            self._support_cache = (support, self.geometry.feet.support_polygon(support))
+        return self._support_cache[1]
+
+    def _replan_velocity(self, t: float) -> bool:
+        """Re-plan the uncommitted steps from the velocity command; whether walking started."""
+        sm = self.state_machine
+        side = sm.next_swing_side
+        if side is None:  # standing or stopping: the command picks the first foot
+            if max(abs(v) for v in self.command) <= 1e-9:
+                side = "left"
+                steps = self.planner.closing_steps(
+                    stance=sm.foot("right"), swing_foot=sm.foot("left")
+                )
+                if steps:
+                    right_first = self.planner.closing_steps(
+                        stance=sm.foot("left"), swing_foot=sm.foot("right")
+                    )
+                    steps = min(steps, right_first, key=len)
+            else:
+                side = self.planner.lead_side(self.command[1], self.command[2])
+                steps = self.planner.plan_from_velocity(
+                    self.command, stance=sm.foot(other_side(side)), swing_foot=sm.foot(side)
+                )
+            if not steps:
+                return False
+            started = sm.state in (WalkingState.STANDING, WalkingState.STOPPING)
+            sm.set_footsteps(steps, t)
+            return started
+        stance = sm.committed_foot(other_side(side))
+        steps = self.planner.plan_from_velocity(
+            self.command, stance=stance, swing_foot=sm.committed_foot(side)
+        )
+        sm.set_footsteps(steps, t)
+        return False
