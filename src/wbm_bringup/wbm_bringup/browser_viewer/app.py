@@ -96,7 +96,9 @@ class BrowserViewer:
         self.settings = settings
         self.callbacks = callbacks or ViewerCallbacks()
         self.server = viser.ViserServer(
-            host=settings.host, port=settings.port, label=f"wbm: {model.config.name}",
+            host=settings.host,
+            port=settings.port,
+            label=f"wbm: {model.config.name}",
             verbose=False,
         )
         self._lock = threading.Lock()

@@ -232,8 +232,14 @@ class MarkersView:
             count = len(points) // 3 * 3
             faces = np.arange(count, dtype=np.uint32).reshape(-1, 3)
             return self.scene.add_mesh_simple(
-                name, points[:count].astype(np.float32), faces, color=rgb, side="double",
-                opacity=opacity_arg, cast_shadow=False, **pose,
+                name,
+                points[:count].astype(np.float32),
+                faces,
+                color=rgb,
+                side="double",
+                opacity=opacity_arg,
+                cast_shadow=False,
+                **pose,
             )
         if kind == MarkerType.TEXT_VIEW_FACING:
             return self.scene.add_label(name, item.text, **pose)
