@@ -14,6 +14,8 @@ setup(
         ("share/ament_index/resource_index/packages", [f"resource/{package_name}"]),
         (f"share/{package_name}", ["package.xml"]),
         (f"share/{package_name}/launch", glob("launch/*.launch.yaml")),
+        (f"share/{package_name}/rviz", glob("rviz/*.rviz")),
+        (f"share/{package_name}/foxglove", glob("foxglove/*.json")),
         *[
             (f"share/{package_name}/{directory}", glob(f"{directory}/*.yaml"))
             for directory in sorted(glob("config/*"))

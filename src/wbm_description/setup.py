@@ -15,7 +15,6 @@ setup(
         ("share/ament_index/resource_index/packages", [f"resource/{package_name}"]),
         (f"share/{package_name}", ["package.xml"]),
         (f"share/{package_name}/robots", glob(f"{package_name}/robots/*")),
-        (f"share/{package_name}/rviz", glob("rviz/*.rviz")),
     ],
     install_requires=["setuptools", "numpy", "pyyaml"],
     zip_safe=True,

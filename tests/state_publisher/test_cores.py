@@ -134,16 +134,21 @@ def test_params_file_holds_every_setting_with_its_default_type():
 
 
 def test_rviz_config_shows_model_tf_and_markers():
-    config = yaml.safe_load((ROOT / "src" / "wbm_description" / "rviz" / "wbm.rviz").read_text())
+    config = yaml.safe_load((ROOT / "src" / "wbm_bringup" / "rviz" / "wbm.rviz").read_text())
     manager = config["Visualization Manager"]
     assert manager["Global Options"]["Fixed Frame"] == "world"
     displays = {d["Class"]: d for d in manager["Displays"]}
+    marker_displays = {
+        d["Topic"]["Value"]: d
+        for d in manager["Displays"]
+        if d["Class"] == "rviz_default_plugins/MarkerArray"
+    }
     model = displays["rviz_default_plugins/RobotModel"]
     assert model["Description Topic"]["Value"] == "/robot_description"
     assert model["Description Topic"]["Durability Policy"] == "Transient Local"
     assert "rviz_default_plugins/TF" in displays
-    markers = displays["rviz_default_plugins/MarkerArray"]
-    assert markers["Topic"]["Value"] == "/markers"
+    assert set(marker_displays) == {"/markers", "/walking/markers"}
+    markers = marker_displays["/markers"]
     sensors = FootForceSensors(WholeBodyModel.from_config(load_robot("icub")))
     scene = marker_scene(sensors, sensors.model.initial_configuration(), {}, MarkerOptions())
     assert set(markers["Namespaces"]) == {m.namespace for m in scene.markers}

@@ -1,7 +1,8 @@
-"""Headless chromium driven over the DevTools protocol: open a page, take screenshots.
+"""Headless chromium driven over the DevTools protocol: open, shoot, click, type, read errors.
 
-``chromium --screenshot`` shoots once, on a virtual clock that does not wait for MeshCat's
-WebSocket to deliver the meshes; here the page runs in real time and is shot on demand.
+A copy of tests/state_publisher/browser.py (which goes away with the old viewer) with what the
+browser-viewer tests need beside it: a fixed viewport, JavaScript evaluation, real mouse and
+keyboard input events, and console errors from Runtime and Log events.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class HeadlessBrowser:
     """One headless chromium process with a fresh profile, and one page in it."""
 
     def __init__(self, width: int = 800, height: int = 600):
+        self.width, self.height = width, height
         self._profile = tempfile.mkdtemp(prefix="wbm_chromium_")
         self.process = subprocess.Popen(
             [
@@ -121,7 +123,70 @@ class HeadlessBrowser:
     def open(self, url: str) -> None:
         self._call("Page.enable", session=self._session)
         self._call("Runtime.enable", session=self._session)
+        self._call("Log.enable", session=self._session)
+        self._call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": self.width, "height": self.height, "deviceScaleFactor": 1, "mobile": False},
+            session=self._session,
+        )
         self._call("Page.navigate", {"url": url}, session=self._session)
+
+    def evaluate(self, expression: str):
+        """The value of a JavaScript expression in the page (JSON-serializable)."""
+        result = self._call(
+            "Runtime.evaluate",
+            {"expression": expression, "returnByValue": True, "awaitPromise": True},
+            session=self._session,
+        )
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def mouse(self, kind: str, x: float, y: float, buttons: int = 0) -> None:
+        """One mouse event at page pixel (x, y): kind mousePressed, mouseReleased, mouseMoved."""
+        params = {"type": kind, "x": x, "y": y, "button": "left", "buttons": buttons}
+        if kind != "mouseMoved":
+            params["clickCount"] = 1
+        self._call("Input.dispatchMouseEvent", params, session=self._session)
+
+    def click(self, x: float, y: float) -> None:
+        """A left click at page pixel (x, y)."""
+        self.mouse("mouseMoved", x, y)
+        self.mouse("mousePressed", x, y, buttons=1)
+        self.mouse("mouseReleased", x, y)
+
+    def drag(self, start, end, steps: int = 20, pause: float = 0.03) -> None:
+        """Press at ``start``, move in steps to ``end``, release (page pixels)."""
+        self.mouse("mouseMoved", *start)
+        time.sleep(pause)
+        self.mouse("mousePressed", *start, buttons=1)
+        for i in range(1, steps + 1):
+            x = start[0] + (end[0] - start[0]) * i / steps
+            y = start[1] + (end[1] - start[1]) * i / steps
+            time.sleep(pause)
+            self.mouse("mouseMoved", x, y, buttons=1)
+        time.sleep(pause)
+        self.mouse("mouseReleased", *end)
+
+    def type_text(self, text: str) -> None:
+        """Type text into the focused element."""
+        self._call("Input.insertText", {"text": text}, session=self._session)
+
+    def key(self, key: str, code: str, key_code: int) -> None:
+        """Press and release one key (e.g. "Enter", "Enter", 13)."""
+        for kind in ("keyDown", "keyUp"):
+            self._call(
+                "Input.dispatchKeyEvent",
+                {"type": kind, "key": key, "code": code, "windowsVirtualKeyCode": key_code},
+                session=self._session,
+            )
+
+    def pump(self, seconds: float) -> None:
+        """Read DevTools events for a while (console messages arrive as events)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.evaluate("1")
+            time.sleep(0.1)
 
     def screenshot(self, path: Path) -> Path:
         result = self._call("Page.captureScreenshot", {"format": "png"}, session=self._session)
@@ -129,14 +194,22 @@ class HeadlessBrowser:
         return path
 
     def console_errors(self) -> list[str]:
-        """Exceptions and console errors the page reported so far."""
+        """Exceptions, console errors and error log entries the page reported so far."""
         errors = []
         for event in self.events:
             params = event.get("params", {})
             if event["method"] == "Runtime.exceptionThrown":
                 errors.append(json.dumps(params.get("exceptionDetails", {}))[:500])
-            elif event["method"] == "Runtime.consoleAPICalled" and params.get("type") == "error":
+            elif event["method"] == "Runtime.consoleAPICalled" and params.get("type") in (
+                "error",
+                "assert",
+            ):
                 errors.append(json.dumps(params.get("args", []))[:500])
+            elif (
+                event["method"] == "Log.entryAdded"
+                and params.get("entry", {}).get("level") == "error"
+            ):
+                errors.append(json.dumps(params.get("entry", {}))[:500])
         return errors
 
     def close(self) -> None:
