@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
+from description_robots import FRAMES, HUMANOIDS, feet
 
 from wbm_description import WholeBodyModel
 
@@ -47,7 +48,7 @@ def test_planar_arm_gravity_closed_form(planar_arm: WholeBodyModel):
     np.testing.assert_allclose(planar_arm.gravity_forces(q), expected, atol=1e-12)
 
 
-@pytest.mark.parametrize("robot", ["icub", "panda", "planar_arm"])
+@pytest.mark.parametrize("robot", ["icub", "g1", "panda", "planar_arm"])
 def test_mass_matrix_symmetric_positive_definite(robot, request, random_state):
     model = request.getfixturevalue(robot)
     for _ in range(3):
@@ -60,7 +61,7 @@ def test_mass_matrix_symmetric_positive_definite(robot, request, random_state):
         assert np.linalg.eigvalsh(M_mixed).min() > 0.0
 
 
-@pytest.mark.parametrize("robot", ["icub", "panda"])
+@pytest.mark.parametrize("robot", ["icub", "g1", "panda"])
 def test_inverse_and_forward_dynamics_are_inverse(robot, request, random_state, rng):
     """spatial_v2's ID/FD consistency: FD(q, v, ID(q, v, a)) = a and ID(FD(tau)) = tau."""
     model = request.getfixturevalue(robot)
@@ -86,60 +87,71 @@ def test_inverse_and_forward_dynamics_are_inverse(robot, request, random_state, 
     )
 
 
-def test_coriolis_is_inverse_dynamics_at_zero_acceleration(icub: WholeBodyModel, random_state):
+@pytest.mark.parametrize("robot", HUMANOIDS)
+def test_coriolis_is_inverse_dynamics_at_zero_acceleration(robot, request, random_state):
     """HandC's C term equals ID with zero acceleration; and M a + h = ID (CRBA vs RNEA)."""
-    q, v = random_state(icub)
-    zero = np.zeros(icub.nv)
+    model: WholeBodyModel = request.getfixturevalue(robot)
+    q, v = random_state(model)
+    zero = np.zeros(model.nv)
     np.testing.assert_allclose(
-        icub.bias_forces(q, v), icub.inverse_dynamics(q, v, zero), atol=1e-9
+        model.bias_forces(q, v), model.inverse_dynamics(q, v, zero), atol=1e-9
     )
     np.testing.assert_allclose(
-        icub.coriolis_forces(q, v) + icub.gravity_forces(q), icub.bias_forces(q, v), atol=1e-9
+        model.coriolis_forces(q, v) + model.gravity_forces(q), model.bias_forces(q, v), atol=1e-9
     )
-    a = np.linspace(-1, 1, icub.nv)
+    a = np.linspace(-1, 1, model.nv)
     np.testing.assert_allclose(
-        icub.mass_matrix(q) @ a + icub.bias_forces(q, v), icub.inverse_dynamics(q, v, a), atol=1e-9
+        model.mass_matrix(q) @ a + model.bias_forces(q, v),
+        model.inverse_dynamics(q, v, a),
+        atol=1e-9,
     )
 
 
-def test_mixed_dynamics_equations_hold(icub: WholeBodyModel, random_state, rng):
+@pytest.mark.parametrize("robot", HUMANOIDS)
+def test_mixed_dynamics_equations_hold(robot, request, random_state, rng):
     """M_mixed d(nu)/dt + h_mixed = T^T tau, checked against Pinocchio's body-frame EoM."""
-    q, v = random_state(icub)
-    tau_joints = rng.normal(size=icub.ndof)
-    a = icub.forward_dynamics(q, v, tau_joints)
-    nu_dot = icub.acceleration_to_mixed(q, v, a)
-    lhs = icub.mass_matrix(q, representation="mixed") @ nu_dot + icub.bias_forces(
+    model: WholeBodyModel = request.getfixturevalue(robot)
+    q, v = random_state(model)
+    tau_joints = rng.normal(size=model.ndof)
+    a = model.forward_dynamics(q, v, tau_joints)
+    nu_dot = model.acceleration_to_mixed(q, v, a)
+    lhs = model.mass_matrix(q, representation="mixed") @ nu_dot + model.bias_forces(
         q, v, representation="mixed"
     )
     # T^T S^T tau = S^T tau because T is the identity on the joint block.
-    np.testing.assert_allclose(lhs, icub.generalized_torques(tau_joints), atol=1e-8)
+    np.testing.assert_allclose(lhs, model.generalized_torques(tau_joints), atol=1e-8)
     # Kinetic energy is representation independent: 1/2 nu^T M_mixed nu = 1/2 v^T M v.
-    nu = icub.velocity_to_mixed(q, v)
-    energy_mixed = 0.5 * nu @ icub.mass_matrix(q, representation="mixed") @ nu
-    assert energy_mixed == pytest.approx(icub.kinetic_energy(q, v), rel=1e-12)
+    nu = model.velocity_to_mixed(q, v)
+    energy_mixed = 0.5 * nu @ model.mass_matrix(q, representation="mixed") @ nu
+    assert energy_mixed == pytest.approx(model.kinetic_energy(q, v), rel=1e-12)
 
 
-def test_floating_base_inverse_dynamics_seed_eq_2_3(icub: WholeBodyModel, random_state, rng):
+@pytest.mark.parametrize("robot", HUMANOIDS)
+def test_floating_base_inverse_dynamics_seed_eq_2_3(robot, request, random_state, rng):
     """Eq. (2.3): the base acceleration it returns is what FD gives for the torques it returns."""
-    q, v = random_state(icub)
-    ddq = rng.normal(size=icub.ndof)
-    wrench = {"l_hand": np.array([1.0, -2.0, 3.0, 0.1, 0.2, -0.1])}
-    base_acc, torques = icub.floating_base_inverse_dynamics(q, v, ddq, external_wrenches=wrench)
-    a = icub.forward_dynamics(q, v, torques, external_wrenches=wrench)
+    model: WholeBodyModel = request.getfixturevalue(robot)
+    q, v = random_state(model)
+    ddq = rng.normal(size=model.ndof)
+    wrench = {FRAMES[robot]["left_hand"]: np.array([1.0, -2.0, 3.0, 0.1, 0.2, -0.1])}
+    base_acc, torques = model.floating_base_inverse_dynamics(q, v, ddq, external_wrenches=wrench)
+    a = model.forward_dynamics(q, v, torques, external_wrenches=wrench)
     np.testing.assert_allclose(a, np.concatenate([base_acc, ddq]), atol=1e-8)
 
 
-def test_external_wrench_enters_as_jacobian_transpose(icub: WholeBodyModel, random_state, rng):
+@pytest.mark.parametrize("robot", HUMANOIDS)
+def test_external_wrench_enters_as_jacobian_transpose(robot, request, random_state, rng):
     """ID with a wrench f on a frame = ID without it - J_mixed^T f (J w.r.t. v, mixed frame)."""
-    q, v = random_state(icub)
-    a = rng.normal(size=icub.nv)
+    model: WholeBodyModel = request.getfixturevalue(robot)
+    hand = FRAMES[robot]["right_hand"]
+    q, v = random_state(model)
+    a = rng.normal(size=model.nv)
     f = rng.normal(size=6)
     J = pin.computeFrameJacobian(
-        icub.model, icub.model.createData(), q, icub.frame_id("r_hand"), pin.LOCAL_WORLD_ALIGNED
+        model.model, model.model.createData(), q, model.frame_id(hand), pin.LOCAL_WORLD_ALIGNED
     )
     np.testing.assert_allclose(
-        icub.inverse_dynamics(q, v, a, external_wrenches={"r_hand": f}),
-        icub.inverse_dynamics(q, v, a) - J.T @ f,
+        model.inverse_dynamics(q, v, a, external_wrenches={hand: f}),
+        model.inverse_dynamics(q, v, a) - J.T @ f,
         atol=1e-9,
     )
 
@@ -162,10 +174,11 @@ def _integrate_rk4(model: WholeBodyModel, q, v, dt: float, steps: int):
 
 
 @pytest.mark.slow
-def test_energy_and_momentum_conserved_in_zero_gravity(random_state):
+@pytest.mark.parametrize("robot", HUMANOIDS)
+def test_energy_and_momentum_conserved_in_zero_gravity(robot, random_state):
     from wbm_description import load_robot
 
-    config = load_robot("icub")
+    config = load_robot(robot)
     model = WholeBodyModel.from_config(config)
     model.model.gravity.linear = np.zeros(3)
     q, v = random_state(model)
@@ -196,58 +209,65 @@ def test_energy_conserved_with_gravity(panda: WholeBodyModel, rng):
     assert energy1 == pytest.approx(energy0, rel=1e-6)
 
 
-def test_contact_forward_dynamics_holds_the_feet(icub: WholeBodyModel, random_state, rng):
-    q, v = random_state(icub)
-    feet = ["l_sole", "r_sole"]
-    result = icub.contact_forward_dynamics(q, v, rng.normal(size=icub.ndof), feet)
+@pytest.mark.parametrize("robot", HUMANOIDS)
+def test_contact_forward_dynamics_holds_the_feet(robot, request, random_state, rng):
+    model: WholeBodyModel = request.getfixturevalue(robot)
+    q, v = random_state(model)
+    soles = feet(robot)
+    result = model.contact_forward_dynamics(q, v, rng.normal(size=model.ndof), soles)
     # Without correction the constrained frames' accelerations are zero (rigid constraint),
     # up to the conditioning of J M^-1 J^T: 1e-8 m/s^2 on accelerations of order 10.
     np.testing.assert_allclose(result.contact_acceleration, 0.0, atol=1e-8)
     # Independent check: Pinocchio's acceleration propagation with the computed acceleration.
-    data = icub.model.createData()
-    pin.forwardKinematics(icub.model, data, q, v, result.acceleration)
-    for foot in feet:
+    data = model.model.createData()
+    pin.forwardKinematics(model.model, data, q, v, result.acceleration)
+    for foot in soles:
         acc = pin.getFrameClassicalAcceleration(
-            icub.model, data, icub.frame_id(foot), pin.LOCAL_WORLD_ALIGNED
+            model.model, data, model.frame_id(foot), pin.LOCAL_WORLD_ALIGNED
         )
         np.testing.assert_allclose(acc.vector, 0.0, atol=1e-8)
 
 
-def test_contact_forces_balance_gravity_standing_still(icub: WholeBodyModel):
-    q = icub.initial_configuration()
-    v = np.zeros(icub.nv)
-    feet = ["l_sole", "r_sole"]
-    torques, static_wrenches = icub.static_contact_torques(q, feet)
-    result = icub.contact_forward_dynamics(q, v, torques, feet)
+@pytest.mark.parametrize("robot", HUMANOIDS)
+def test_contact_forces_balance_gravity_standing_still(robot, request):
+    model: WholeBodyModel = request.getfixturevalue(robot)
+    q = model.initial_configuration()
+    v = np.zeros(model.nv)
+    soles = feet(robot)
+    torques, static_wrenches = model.static_contact_torques(q, soles)
+    result = model.contact_forward_dynamics(q, v, torques, soles)
     # The static torques hold the robot: no acceleration, and the feet carry m g.
     np.testing.assert_allclose(result.acceleration, 0.0, atol=1e-9)
     total = sum(result.contact_wrenches.values())
-    weight = icub.total_mass * 9.81
+    weight = model.total_mass * 9.81
     np.testing.assert_allclose(total[:3], [0.0, 0.0, weight], atol=1e-8)
-    for foot in feet:
+    for foot in soles:
         np.testing.assert_allclose(result.contact_wrenches[foot], static_wrenches[foot], atol=1e-8)
     # The moment of the contact wrenches about the CoM vanishes: their CoP is under the CoM.
-    com = icub.com_position(q)
+    com = model.com_position(q)
     moment = np.zeros(3)
     for foot, wrench in result.contact_wrenches.items():
-        r = icub.frame_placement(q, foot).translation - com
+        r = model.frame_placement(q, foot).translation - com
         moment += wrench[3:] + np.cross(r, wrench[:3])
     np.testing.assert_allclose(moment, 0.0, atol=1e-8)
 
 
-def test_pose_correction_pulls_contacts_back(icub: WholeBodyModel):
+@pytest.mark.parametrize("robot", HUMANOIDS)
+def test_pose_correction_pulls_contacts_back(robot, request):
     """Seed 000 eq. (2.7): with kp, kd the contact acceleration is -kd J v - kp e."""
-    q = icub.initial_configuration()
-    v = np.zeros(icub.nv)
-    reference = icub.frame_placement(q, "l_sole")
+    model: WholeBodyModel = request.getfixturevalue(robot)
+    left, _ = soles = feet(robot)
+    q = model.initial_configuration()
+    v = np.zeros(model.nv)
+    reference = model.frame_placement(q, left)
     shifted = pin.SE3(reference.rotation, reference.translation + np.array([0.0, 0.0, 0.01]))
-    torques, _ = icub.static_contact_torques(q, ["l_sole", "r_sole"])
-    result = icub.contact_forward_dynamics(
+    torques, _ = model.static_contact_torques(q, soles)
+    result = model.contact_forward_dynamics(
         q,
         v,
         torques,
-        ["l_sole", "r_sole"],
-        reference_placements={"l_sole": shifted},
+        soles,
+        reference_placements={left: shifted},
         kp=100.0,
         kd=20.0,
     )
@@ -287,14 +307,17 @@ def test_friction_opposes_motion(planar_arm: WholeBodyModel):
     np.testing.assert_array_equal(planar_arm.friction_torques([0.0, 0.0]), [0.0, 0.0])
 
 
-def test_potential_energy_is_weight_times_com_height(icub: WholeBodyModel):
-    q = icub.initial_configuration()
-    assert icub.potential_energy(q) == pytest.approx(
-        icub.total_mass * 9.81 * icub.com_position(q)[2], rel=1e-12
+@pytest.mark.parametrize("robot", HUMANOIDS)
+def test_potential_energy_is_weight_times_com_height(robot, request):
+    model: WholeBodyModel = request.getfixturevalue(robot)
+    q = model.initial_configuration()
+    assert model.potential_energy(q) == pytest.approx(
+        model.total_mass * 9.81 * model.com_position(q)[2], rel=1e-12
     )
 
 
-def test_contact_forward_dynamics_matches_pinocchio_constraint_dynamics(icub: WholeBodyModel, rng):
+@pytest.mark.parametrize("robot", HUMANOIDS)
+def test_contact_forward_dynamics_matches_pinocchio_constraint_dynamics(robot, request, rng):
     """A second algorithm: Pinocchio's proximal constraintDynamics with exact 6D contacts.
 
     At zero velocity the classical (ours) and spatial (Pinocchio's) contact accelerations
@@ -302,27 +325,28 @@ def test_contact_forward_dynamics_matches_pinocchio_constraint_dynamics(icub: Wh
     """
     from wbm_description.benchmark_model import rigid_contact_models
 
-    feet = ["l_sole", "r_sole"]
-    q = icub.initial_configuration()
-    q[7:] += rng.uniform(-0.05, 0.05, icub.ndof)
-    v = np.zeros(icub.nv)
-    tau = rng.normal(size=icub.ndof)
-    contacts, datas = rigid_contact_models(icub, feet)
-    data = icub.model.createData()
-    pin.initConstraintDynamics(icub.model, data, contacts, datas)
+    model: WholeBodyModel = request.getfixturevalue(robot)
+    soles = feet(robot)
+    q = model.initial_configuration()
+    q[7:] += rng.uniform(-0.05, 0.05, model.ndof)
+    v = np.zeros(model.nv)
+    tau = rng.normal(size=model.ndof)
+    contacts, datas = rigid_contact_models(model, soles)
+    data = model.model.createData()
+    pin.initConstraintDynamics(model.model, data, contacts, datas)
     expected = pin.constraintDynamics(
-        icub.model,
+        model.model,
         data,
         q,
         v,
-        icub.generalized_torques(tau),
+        model.generalized_torques(tau),
         contacts,
         datas,
         pin.ProximalSettings(1e-12, 0.0, 1),
     )
-    result = icub.contact_forward_dynamics(q, v, tau, feet)
+    result = model.contact_forward_dynamics(q, v, tau, soles)
     # Both are direct solves of the same system: agreement to round-off of accelerations ~10.
     np.testing.assert_allclose(result.acceleration, expected, atol=1e-8)
     np.testing.assert_allclose(
-        np.concatenate([result.contact_wrenches[f] for f in feet]), data.lambda_c, atol=1e-7
+        np.concatenate([result.contact_wrenches[f] for f in soles]), data.lambda_c, atol=1e-7
     )

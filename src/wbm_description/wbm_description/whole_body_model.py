@@ -11,6 +11,10 @@ seed's mixed representation (``representation="mixed"``) or in Pinocchio's body 
 
 Joint order: the model's joints are the config's actuated joints in the URDF's depth-first order
 (:attr:`WholeBodyModel.joint_names`); every per-joint array uses that order.
+
+A URDF that declares its own floating root joint (a massless ``world`` link and a ``floating``
+joint to the base link) is built without those two (:mod:`wbm_description.urdf_root`): the base
+link is the joint's child, and wbm's free-flyer (or the weld of a fixed base) takes its place.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from wbm_description.exceptions import (
 from wbm_description.robot_config import RobotConfig
 from wbm_description.state import WbmState, check_vector
 from wbm_description.urdf_checks import check_urdf, read_urdf_text
+from wbm_description.urdf_root import FloatingRootJoint, remove_floating_root
 
 _LOCAL = pin.ReferenceFrame.LOCAL
 _MIXED = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
@@ -81,6 +86,11 @@ class WholeBodyModel:
         config: The robot config, when built from one.
         floating_base: Whether the base is free-flying.
         joint_names: Actuated joints in model order.
+        urdf_path: The URDF file.
+        urdf_text: The URDF the model was built from: the file's text, without its floating
+            root joint and root link if it had them (what robot_description and viewers need to
+            match the model's frames).
+        urdf_floating_root: The floating root joint removed from the URDF, or None.
     """
 
     def __init__(
@@ -98,12 +108,14 @@ class WholeBodyModel:
         world_reference_frame: str | None = None,
         servo_kp: np.ndarray | None = None,
         servo_kd: np.ndarray | None = None,
+        urdf_floating_root: FloatingRootJoint | None = None,
     ):
         self.model = model
         self.config = config
         self.floating_base = floating_base
         self.urdf_path = urdf_path
         self.urdf_text = urdf_text
+        self.urdf_floating_root = urdf_floating_root
         first = 2 if floating_base else 1
         self.joint_names: tuple[str, ...] = tuple(model.names[first:])
         self.ndof = len(self.joint_names)
@@ -155,12 +167,21 @@ class WholeBodyModel:
         floating_base: bool = True,
         gravity: Sequence[float] = (0.0, 0.0, -9.81),
     ) -> WholeBodyModel:
-        """Model of every movable joint of a URDF, with its limits and no friction."""
+        """Model of every movable joint of a URDF, with its limits and no friction.
+
+        A floating root joint of the URDF is replaced by the base (module docstring).
+        """
         path = Path(urdf_path)
-        text = read_urdf_text(path)
+        text, floating_root = remove_floating_root(path, read_urdf_text(path))
         model = _build_pinocchio_model(path, text, floating_base)
         model.gravity.linear = np.asarray(gravity, dtype=float)
-        return cls(model, floating_base=floating_base, urdf_path=path, urdf_text=text)
+        return cls(
+            model,
+            floating_base=floating_base,
+            urdf_path=path,
+            urdf_text=text,
+            urdf_floating_root=floating_root,
+        )
 
     @classmethod
     def from_config(cls, config: RobotConfig) -> WholeBodyModel:
@@ -171,15 +192,20 @@ class WholeBodyModel:
             ConfigError: A name in the config is not in the URDF, or a value does not fit it.
         """
         path = config.urdf_path
-        text = read_urdf_text(path)
+        text, floating_root = remove_floating_root(path, read_urdf_text(path))
         full = _build_pinocchio_model(path, text, config.floating_base)
         cfg = config.config_path
 
         root_link = _urdf_root_link(check_urdf(path, text))
         if config.base_link != root_link:
-            raise ConfigError(
-                cfg, "base.link", f"the URDF's root link '{root_link}'", config.base_link
-            )
+            expected = f"the URDF's root link '{root_link}'"
+            if floating_root is not None:
+                expected = (
+                    f"the link below the URDF's floating root joint '{floating_root.joint}' "
+                    f"('{root_link}'; the joint and its root link '{floating_root.root_link}' "
+                    "are replaced by the base)"
+                )
+            raise ConfigError(cfg, "base.link", expected, config.base_link)
 
         first = 2 if config.floating_base else 1
         movable = list(full.names[first:])
@@ -267,6 +293,7 @@ class WholeBodyModel:
             world_reference_frame=config.world_reference_link,
             servo_kp=config.servo_kp[order],
             servo_kd=config.servo_kd[order],
+            urdf_floating_root=floating_root,
         )
 
     # ------------------------------------------------------------------ checks and caches
@@ -902,8 +929,8 @@ class WholeBodyModel:
 
 
 def _urdf_root_link(robot) -> str:
-    links = {link.get("name") for link in robot.iter("link")}
-    children = {joint.find("child").get("link") for joint in robot.iter("joint")}
+    links = {link.get("name") for link in robot.findall("link")}
+    children = {joint.find("child").get("link") for joint in robot.findall("joint")}
     roots = sorted(links - children)
     return roots[0] if roots else ""
 

@@ -40,6 +40,7 @@ import pinocchio as pin
 
 from wbm_description.exceptions import ConfigError, NameNotFound, UrdfError
 from wbm_description.robot_config import RobotConfig
+from wbm_description.urdf_root import remove_floating_root
 from wbm_description.whole_body_model import WholeBodyModel
 from wbm_dynamics.mujoco.conversions import StateMap
 from wbm_dynamics.mujoco.settings import MujocoSettings
@@ -138,17 +139,20 @@ class MujocoRobotModel:
 def mujoco_urdf_text(config: RobotConfig) -> str:
     """The config's URDF prepared for MuJoCo's URDF compiler.
 
-    Visual and collision elements and the Gazebo/transmission/sensor extensions are removed
-    (MuJoCo cannot resolve package:// meshes and the collision shapes are replaced by the soles),
-    and a ``<mujoco><compiler .../></mujoco>`` element keeps every link as a body and the
-    inertias exactly as written.
+    A floating root joint and its world link are removed (the base gets its free joint in
+    :func:`build_mujoco_robot`, as in Pinocchio: :mod:`wbm_description.urdf_root`); visual and
+    collision elements and the Gazebo/transmission/sensor extensions are removed (MuJoCo cannot
+    resolve package:// meshes and the collision shapes are replaced by the soles), and a
+    ``<mujoco><compiler .../></mujoco>`` element keeps every link as a body and the inertias
+    exactly as written.
 
     Raises:
         UrdfError: The file cannot be read or is not XML.
     """
     path = config.urdf_path
     try:
-        root = ET.fromstring(path.read_text())
+        text, _ = remove_floating_root(path, path.read_text())
+        root = ET.fromstring(text)
     except (OSError, ET.ParseError) as error:
         raise UrdfError(path, "robot", "a readable URDF", str(error)) from None
     for link in root.iter("link"):
