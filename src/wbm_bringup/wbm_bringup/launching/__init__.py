@@ -9,7 +9,8 @@ from wbm_bringup.launching.description import (
     plan_launch,
 )
 from wbm_bringup.launching.errors import ArgumentValue, LaunchArgumentError, LaunchFileError
-from wbm_bringup.launching.runner import LaunchRunner, run_launch
+from wbm_bringup.launching.preflight import NodeCheck, check_plan
+from wbm_bringup.launching.runner import LaunchRunner, exit_status, run_launch
 
 __all__ = [
     "ArgumentValue",
@@ -18,9 +19,12 @@ __all__ = [
     "LaunchFileError",
     "LaunchPlan",
     "LaunchRunner",
+    "NodeCheck",
     "NodeSpec",
     "ParameterFile",
     "ProcessSpec",
+    "check_plan",
+    "exit_status",
     "plan_launch",
     "run_launch",
 ]

@@ -21,35 +21,35 @@ _TOKEN = re.compile(r"[A-Za-z0-9_]+\Z")
 def node_name_problem(name: str) -> str | None:
     """Why ``name`` is not a valid node name, or None when it is."""
     if not name:
-        return "a node name must not be empty"
+        return "expected a node name, got an empty one"
     if not _TOKEN.match(name):
-        return f"a node name holds only letters, digits and '_', got {name!r}"
+        return f"expected a node name of letters, digits and '_', got {name!r}"
     if name[0].isdigit():
-        return f"a node name must not start with a digit, got {name!r}"
+        return f"expected a node name that does not start with a digit, got {name!r}"
     if len(name) > MAX_NODE_NAME_LENGTH:
-        return f"a node name has at most {MAX_NODE_NAME_LENGTH} characters"
+        return f"expected a node name of at most {MAX_NODE_NAME_LENGTH} characters"
     return None
 
 
 def namespace_problem(namespace: str) -> str | None:
     """Why ``namespace`` (fully qualified, e.g. ``/robot``) is not valid, or None when it is."""
     if not namespace:
-        return "a namespace must not be empty"
+        return "expected a namespace, got an empty one"
     if not namespace.startswith("/"):
-        return f"a namespace starts with '/', got {namespace!r}"
+        return f"expected a namespace starting with '/', got {namespace!r}"
     if namespace == "/":
         return None
     if len(namespace) > MAX_NAMESPACE_LENGTH:
-        return f"a namespace has at most {MAX_NAMESPACE_LENGTH} characters"
+        return f"expected a namespace of at most {MAX_NAMESPACE_LENGTH} characters"
     if namespace.endswith("/"):
-        return f"a namespace must not end with '/', got {namespace!r}"
+        return f"expected a namespace that does not end with '/', got {namespace!r}"
     for token in namespace[1:].split("/"):
         if not token:
-            return f"a namespace must not hold '//', got {namespace!r}"
+            return f"expected a namespace without '//', got {namespace!r}"
         if not _TOKEN.match(token):
-            return f"a namespace holds only letters, digits, '_' and '/', got {namespace!r}"
+            return f"expected a namespace of letters, digits, '_' and '/', got {namespace!r}"
         if token[0].isdigit():
-            return f"no part of a namespace starts with a digit, got {namespace!r}"
+            return f"expected a namespace whose parts do not start with a digit, got {namespace!r}"
     return None
 
 

@@ -15,6 +15,8 @@ child process that ends with the node.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -25,6 +27,9 @@ from wbm_description.markers import marker_scene
 from wbm_description.registry import load_robot
 from wbm_description.ros.node_runtime import WbmNode, declare_settings, run_node
 from wbm_description.ros.state_inputs import RobotStateInputs
+from wbm_description.ros.state_publisher_node import (
+    check_parameters as check_state_publisher_parameters,
+)
 from wbm_description.state_publisher_settings import StatePublisherSettings
 from wbm_description.whole_body_model import WholeBodyModel
 
@@ -78,6 +83,18 @@ class ViewerNode(WbmNode):
     def stop(self) -> None:
         """Stop the MeshCat server with the node."""
         self.server.close()
+
+
+def check_parameters(parameters: Mapping[str, Any]) -> None:
+    """The checks of this node's parameters, without starting it (``wbm launch`` pre-flight).
+
+    The viewer reads the state publisher's parameters (:class:`StatePublisherSettings`), so
+    they are the state publisher's checks.
+
+    Raises:
+        ConfigError: A value the node would refuse; the key is the parameter's name.
+    """
+    check_state_publisher_parameters(parameters)
 
 
 def main(args: list[str] | None = None) -> int:
