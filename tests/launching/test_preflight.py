@@ -19,6 +19,7 @@ from wbm_bringup.launching import (
 )
 from wbm_bringup.launching.preflight import NodeModule, find_node_module, node_parameters
 from wbm_description.exceptions import ConfigError
+from wbm_description.registry import robot_config_path
 
 ROOT = Path(__file__).resolve().parents[2]
 STATE_PUBLISHER_YAML = ROOT / "config" / "icub" / "state_publisher.yaml"
@@ -172,6 +173,37 @@ def test_hook_errors_on_sections_and_rules_between_fields(tmp_path):
     with pytest.raises(LaunchArgumentError) as info:
         check_plan(plan, find_module=refuse("not_given"))
     assert "rate:='20'" in str(info.value) and "(not given: its default)" in str(info.value)
+
+
+def test_a_urdf_the_check_cannot_read_names_the_node_and_the_arguments_given_to_it(tmp_path):
+    # The scenario's check builds the model (it checks frames): a URDF that is not XML is not
+    # a parameter's fault, the message names the node and the arguments it was given.
+    config = yaml.safe_load(robot_config_path("icub").read_text())
+    config["urdf"] = "broken.urdf"
+    (tmp_path / "broken.urdf").write_text("<robot name='broken'>")
+    robot = tmp_path / "broken.yaml"
+    robot.write_text(yaml.safe_dump(config))
+    path = write(
+        tmp_path,
+        "a.launch.yaml",
+        [
+            {"arg": {"name": "robot", "default": "icub"}},
+            {
+                "node": {
+                    "pkg": "wbm_bringup",
+                    "exec": "wbm_scenario",
+                    "name": "scenario",
+                    "param": [{"name": "robot", "value": "$(var robot)"}],
+                }
+            },
+        ],
+    )
+    with pytest.raises(LaunchFileError) as info:
+        check_plan(plan_launch(path, {"robot": str(robot)}))
+    message = str(info.value)
+    assert message.startswith(f"{path}: node scenario: would not start: ")
+    assert "broken.urdf: XML: expected well-formed XML" in message
+    assert message.endswith(f"(its parameters come from launch arguments robot:={str(robot)!r})")
 
 
 def test_a_node_module_that_cannot_be_imported_is_reported(tmp_path):

@@ -209,7 +209,12 @@ def _refused(
             if isinstance(given.value, str) and given.value and _same_file(given.value, path):
                 where = f"node {label} parameter '{given.name}'"
                 return _error(plan, given.source, where, str(error))
-    return LaunchFileError(node.launch_file, f"node {label}", f"would not start: {error}")
+    problem = f"would not start: {error}"
+    origins = frozenset().union(*(source.origins for source in node.parameters))
+    given = [argument.describe() for argument in plan.argument_values(origins) if argument.given]
+    if given:
+        problem += f" (its parameters come from launch arguments {', '.join(given)})"
+    return LaunchFileError(node.launch_file, f"node {label}", problem)
 
 
 def _same_file(value: str, path: str) -> bool:
