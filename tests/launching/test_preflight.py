@@ -166,9 +166,17 @@ def test_hook_errors_on_sections_and_rules_between_fields(tmp_path):
 
         return lambda package, executable: NodeModule("fake", check)
 
-    # A section whose parameters came from an argument and a file.
     with pytest.raises(LaunchArgumentError, match="launch argument rate:='20'"):
         check_plan(plan, find_module=refuse("marker_rate"))
+    # A section whose parameters came from the file and from a launch argument: the argument.
+    sectioned = state_publisher_launch(
+        tmp_path,
+        STATE_PUBLISHER_YAML,
+        {"name": "section.a", "value": "1"},
+        {"name": "section.b", "value": "$(var rate)"},
+    )
+    with pytest.raises(LaunchArgumentError, match="launch argument rate:='20'"):
+        check_plan(plan_launch(sectioned, {"rate": "20"}), find_module=refuse("section"))
     # A default refused because of the values given around it: the arguments that gave them.
     with pytest.raises(LaunchArgumentError) as info:
         check_plan(plan, find_module=refuse("not_given"))

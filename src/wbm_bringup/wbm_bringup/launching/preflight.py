@@ -168,6 +168,11 @@ def _check_ros_parameters(parameters: Mapping[str, GivenParameter]) -> None:
             raise ConfigError(None, name, "true or false", parameters[name].value)
 
 
+def _from_arguments(given: GivenParameter, plan: LaunchPlan) -> bool:
+    source = given.source
+    return isinstance(source, InlineParameter) and bool(plan.argument_values(source.origins))
+
+
 def _strip_indices(key: str) -> str:
     return re.sub(r"\[\d+\]", "", key)
 
@@ -186,7 +191,8 @@ def _refused(
             given = parameters[key]
             return _error(plan, given.source, f"node {label} parameter '{key}'", problem)
         inside = [p for name, p in parameters.items() if name.startswith(f"{key}.")]
-        if inside:
+        if inside:  # a section: name a value that launch arguments gave, if any
+            inside.sort(key=lambda p: not _from_arguments(p, plan))
             return _error(plan, inside[0].source, f"node {label} parameter '{key}'", problem)
         # A default the node refuses with the values given around it (a rule between fields):
         # name the launch arguments that gave the other parameters of its section.
