@@ -109,6 +109,20 @@ def test_a_value_rcl_cannot_read_names_the_launch_argument(tmp_path):
     assert "rcl cannot read 'a: b'" in str(info.value)
 
 
+def test_a_value_rcl_would_ignore_is_refused_naming_the_launch_argument(tmp_path):
+    # state_publisher.yaml gives marker_rate as a double: rcl would give the node that double
+    # and ignore a later string (or a later double after an integer).
+    path = state_publisher_launch(tmp_path, STATE_PUBLISHER_YAML)
+    with pytest.raises(LaunchArgumentError) as info:
+        check_plan(plan_launch(path, {"rate": "fast"}))
+    message = str(info.value)
+    assert message.startswith("launch argument rate:='fast': node state_publisher parameter ")
+    assert "'marker_rate': expected a double value: the parameters file" in message
+    assert "ignoring the later string 'fast'" in message
+    # An integer after the double is what the node receives: accepted.
+    check_plan(plan_launch(path, {"rate": "20"}))
+
+
 def test_a_bad_value_in_a_parameters_file_names_the_file_and_parameter(tmp_path):
     directory = tmp_path / "config"
     directory.mkdir()

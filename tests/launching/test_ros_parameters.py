@@ -16,10 +16,13 @@ from rclpy._rclpy_pybind11 import RCLError
 
 from wbm_bringup.launching.errors import LaunchFileError
 from wbm_bringup.launching.ros_parameters import (
+    KINDS,
     ParameterValueError,
     node_pattern_matches,
+    parameter_kind,
     parameter_value,
     parameters_file,
+    received_value,
 )
 
 # Scalars and lists covering rcl's typing rules: booleans in every spelling rcl knows, integers
@@ -177,3 +180,44 @@ def test_node_patterns():
     assert node_pattern_matches("/*/n", "/a/n") and not node_pattern_matches("/*/n", "/a/b/n")
     with pytest.raises(ParameterValueError):
         node_pattern_matches("/c*", "/c")
+
+
+# One value of each ROS type, and a second one of the same type.
+OF_KIND = {
+    "bool": ("true", "false"),
+    "integer": ("3", "4"),
+    "double": ("2.5", "3.5"),
+    "string": ("x", "z"),
+    "bool[]": ("[true]", "[false]"),
+    "integer[]": ("[1, 2]", "[3]"),
+    "double[]": ("[1.5]", "[2.5]"),
+    "string[]": ("[a]", "[b]"),
+}
+
+
+def test_which_of_several_values_the_node_receives():
+    # rcl keeps the last value of each type; rclpy reads the first type of KINDS present.
+    for first in KINDS:
+        for second in KINDS:
+            texts = [OF_KIND[first][0], OF_KIND[second][1]]
+            values = [parameter_value(text) for text in texts]
+            assert [parameter_kind(value) for value in values] == [first, second]
+            reference = rclpy_overrides(["-p", f"a:={texts[0]}", "-p", f"a:={texts[1]}"])["a"]
+            reference = (
+                reference if isinstance(reference, bool | int | float | str) else list(reference)
+            )
+            got = values[received_value(values)]
+            assert got == reference and type(got) is type(reference), (texts, got, reference)
+
+
+def test_a_file_value_then_inline_values(tmp_path):
+    path = tmp_path / "params.yaml"
+    path.write_text("/**:\n  ros__parameters:\n    a: 500.0\n")
+    for texts in (["abc"], ["250"], ["abc", "250"], ["1e400"], ["7.5", "x"]):
+        arguments = ["--params-file", str(path)]
+        for text in texts:
+            arguments += ["-p", f"a:={text}"]
+        reference = rclpy_overrides(arguments)["a"]
+        values = [parameters_file(path, "/n")["a"]] + [parameter_value(t) for t in texts]
+        got = values[received_value(values)]
+        assert got == reference and type(got) is type(reference), (texts, got, reference)

@@ -4,6 +4,8 @@ For every node of the plan, the parameters are gathered as the node will receive
 (parameter files and inline parameters in order, typed the way rcl types them, see
 :mod:`.ros_parameters`) and checked:
 
+- a value given again later with another type (a string after a double) would be ignored by
+  rcl (see :func:`~.ros_parameters.received_value`): it is refused rather than ignored;
 - ROS's own parameters (``use_sim_time``) must be booleans: rclpy only logs a wrong type and
   goes on with wall time, which would leave a simulation bringup waiting forever;
 - the node module's validation hook, when it has one: a module-level function
@@ -36,8 +38,10 @@ from wbm_bringup.launching.errors import LaunchArgumentError, LaunchFileError
 from wbm_bringup.launching.ros_parameters import (
     ParameterValue,
     ParameterValueError,
+    parameter_kind,
     parameter_value,
     parameters_file,
+    received_value,
 )
 from wbm_description.exceptions import ConfigError, WbmError
 
@@ -124,12 +128,12 @@ def node_parameters(node: NodeSpec, plan: LaunchPlan) -> dict[str, GivenParamete
         LaunchFileError: A parameters file rcl cannot read, or such an inline value given by
             the launch file itself.
     """
-    parameters: dict[str, GivenParameter] = {}
+    given: dict[str, list[GivenParameter]] = {}
     for source in node.parameters:
         if isinstance(source, ParameterFile):
             values = parameters_file(source.path, node.fully_qualified_name)
             for name, value in values.items():
-                parameters[name] = GivenParameter(name, value, source)
+                given.setdefault(name, []).append(GivenParameter(name, value, source))
             continue
         try:
             # The planner passes an empty value as '' (rcl refuses an empty -p value).
@@ -138,8 +142,27 @@ def node_parameters(node: NodeSpec, plan: LaunchPlan) -> dict[str, GivenParamete
             where = f"node {_label(node)} parameter '{source.name}'"
             problem = f"rcl cannot read {source.text!r} as a parameter value: {error}"
             raise _error(plan, source, where, problem) from None
-        parameters[source.name] = GivenParameter(source.name, value, source)
+        given.setdefault(source.name, []).append(GivenParameter(source.name, value, source))
+    parameters = {}
+    for name, values in given.items():
+        received = values[received_value([item.value for item in values])]
+        last = values[-1]
+        if received is not last:
+            kind, ignored = parameter_kind(received.value), parameter_kind(last.value)
+            problem = (
+                f"expected a {kind} value: {_origin(received.source)} gives the {kind} "
+                f"{received.value!r}, and rcl gives the node that one, ignoring the later "
+                f"{ignored} {last.value!r}"
+            )
+            raise _error(plan, last.source, f"node {_label(node)} parameter '{name}'", problem)
+        parameters[name] = received
     return parameters
+
+
+def _origin(source: ParameterFile | InlineParameter) -> str:
+    if isinstance(source, ParameterFile):
+        return f"the parameters file {source.path}"
+    return f"the launch file {source.launch_file}"
 
 
 def _label(node: NodeSpec) -> str:

@@ -12,6 +12,12 @@ compare it with rclpy's own reading.
 
 Values rcl refuses (an empty ``-p`` value, a mapping, a list of mixed types, a null in a file)
 make the node fail before it can say anything useful; they are :class:`ParameterValueError`.
+
+When a parameter is given more than once (a parameters file, then ``-p``), rcl keeps the last
+value of each type, and the node gets the one whose type comes first in :data:`KINDS` (bool,
+integer, double, string, then the lists): ``control_rate: 500.0`` in a file followed by
+``-p control_rate:=abc`` gives the node 500.0, while ``-p control_rate:=250`` gives it 250.
+:func:`received_value` says which.
 """
 
 from __future__ import annotations
@@ -48,8 +54,31 @@ _STRING_TAG = "tag:yaml.org,2002:str"
 _RESOLVER = yaml.resolver.Resolver()
 
 
+#: Parameter types in the order rclpy reads them when rcl holds values of several types.
+KINDS = ("bool", "integer", "double", "string", "bool[]", "integer[]", "double[]", "string[]")
+
+_KIND_OF = {bool: "bool", int: "integer", float: "double", str: "string"}
+
+
 class ParameterValueError(ValueError):
     """A value rcl cannot read as a parameter (the node would not start)."""
+
+
+def parameter_kind(value: ParameterValue) -> str:
+    """``"double"``, ``"string[]"``, ...: the ROS type of a value typed by this module."""
+    if isinstance(value, list):
+        return _KIND_OF[type(value[0])] + "[]"
+    return _KIND_OF[type(value)]
+
+
+def received_value(values: list[ParameterValue]) -> int:
+    """Which of the values given for one parameter, in order, the node receives (its index).
+
+    rcl keeps the last value of each type; rclpy reads the type that comes first in
+    :data:`KINDS`.
+    """
+    last = {parameter_kind(value): i for i, value in enumerate(values)}
+    return last[min(last, key=KINDS.index)]
 
 
 def scalar_value(text: str, *, quoted: bool = False) -> bool | int | float | str:
@@ -261,10 +290,13 @@ def _flatten_section(
 
 
 __all__ = [
+    "KINDS",
     "ParameterValue",
     "ParameterValueError",
     "node_pattern_matches",
+    "parameter_kind",
     "parameter_value",
     "parameters_file",
+    "received_value",
     "scalar_value",
 ]
