@@ -15,6 +15,7 @@ import time
 import numpy as np
 import pytest
 from bringup_helpers import ROOT, Probe, Process, alive, wbm_launch
+from sensor_msgs.msg import JointState
 
 pytestmark = [pytest.mark.process, pytest.mark.slow]
 
@@ -101,19 +102,30 @@ def test_robot_bringup_against_a_separate_robot_side_then_losing_it():
         assert_clean_stop(launch)
 
 
-def test_killing_the_controller_leaves_the_simulator_in_damping_mode():
-    launch = wbm_launch("sim.launch.yaml", "pacing:=realtime")
+def test_killing_the_controller_ends_its_launch_and_the_robot_side_goes_to_damping_mode():
+    # The robot side runs on its own (as a driver would): the launch of the controller ends when
+    # the controller dies (on_exit: shutdown), the robot side's watchdog damps the joints.
+    driver = robot_side_process("robot_interface", "realtime")
+    launch = wbm_launch("robot.launch.yaml", "use_sim_time:=true", "trigger:=inputs")
     probe = Probe()
+    commands = []
+    probe.node.create_subscription(JointState, "joint_commands", commands.append, 10)
     try:
-        probe.spin_until(lambda: probe.sim_time >= 1.0, 60.0, "1 s of sim time", launch)
-        controller = launch.child_pids()["controller"]
-        subprocess.run(["kill", "-KILL", str(controller)], check=True)
-        launch.wait_for_output(r"joints in damping mode until commands resume", 30)
-        simulator = launch.child_pids()["robot_interface"]
+        probe.spin_until(lambda: len(commands) >= 1, 60.0, "a command", launch)
+        launch.wait_for_output(r"started state_publisher \[pid \d+\]", 10)
+        pids = launch.child_pids()
+        subprocess.run(["kill", "-KILL", str(pids["controller"])], check=True)
+        driver.wait_for_output(r"joints in damping mode until commands resume", 30)
         before = probe.sim_time
-        probe.spin_until(lambda: probe.sim_time > before + 0.5, 30.0, "sim time going on", launch)
-        assert alive(simulator)
+        probe.spin_until(lambda: probe.sim_time > before + 0.5, 30.0, "sim time going on", driver)
+        assert alive(driver.popen.pid)
+        # The launch reports the controller's end (killed: 128 + 9) and stops the rest.
+        assert launch.popen.wait(timeout=30) == 128 + signal.SIGKILL, launch.output[-3000:]
+        assert "controller was killed by SIGKILL" in launch.output
+        time.sleep(0.2)
+        assert not alive(pids["state_publisher"]), launch.output[-3000:]
     finally:
         probe.close()
-        # The launch reports the controller's end (killed: -9, i.e. exit code 256 - 9).
-        assert_clean_stop(launch, expected_code=256 - signal.SIGKILL)
+        if launch.popen.poll() is None:
+            launch.stop()
+        driver.stop()

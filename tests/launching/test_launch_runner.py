@@ -120,3 +120,77 @@ def test_output_is_prefixed_with_the_process_name(tmp_path):
     output, _ = launcher.communicate(timeout=30)
     assert "[greeter] hello" in output
     assert launcher.returncode == 0
+
+
+def test_a_failing_required_process_ends_the_launch_with_its_code_and_says_why(tmp_path):
+    path = write_launch(
+        tmp_path,
+        [
+            sleeper(tmp_path, "long", on_exit="shutdown"),
+            {
+                "executable": {
+                    "cmd": f"{sys.executable} -c \"print('cannot start: bad value'); raise "
+                    f'SystemExit(2)"',
+                    "name": "refuser",
+                    "on_exit": "shutdown",
+                }
+            },
+        ],
+    )
+    launcher = start_launch(path)
+    try:
+        (pid,) = wait_for_files([tmp_path / "long.pid"])
+        output, _ = launcher.communicate(timeout=30)
+        assert launcher.returncode == 2, output
+        assert "[refuser] cannot start: bad value" in output
+        assert "the launch ends because refuser failed (exit code 2)" in output
+        assert "long exited" not in output  # stopped by the launcher: not counted
+        assert not alive(pid)
+    finally:
+        if launcher.poll() is None:
+            os.killpg(launcher.pid, signal.SIGKILL)
+
+
+def test_a_killed_required_process_ends_the_launch_with_128_plus_the_signal(tmp_path):
+    path = write_launch(
+        tmp_path,
+        [sleeper(tmp_path, "victim", on_exit="shutdown"), sleeper(tmp_path, "other")],
+    )
+    launcher = start_launch(path)
+    try:
+        victim, other = wait_for_files([tmp_path / "victim.pid", tmp_path / "other.pid"])
+        os.kill(victim, signal.SIGKILL)
+        output, _ = launcher.communicate(timeout=30)
+        assert launcher.returncode == 128 + signal.SIGKILL, output
+        assert "victim was killed by SIGKILL" in output
+        assert not alive(other)
+    finally:
+        if launcher.poll() is None:
+            os.killpg(launcher.pid, signal.SIGKILL)
+
+
+def test_a_required_process_ending_normally_ends_the_launch_with_0(tmp_path):
+    # The demo's flow: the scenario node ends at its end time, the bringup is stopped.
+    path = write_launch(
+        tmp_path,
+        [
+            sleeper(tmp_path, "bringup", on_exit="shutdown"),
+            {
+                "executable": {
+                    "cmd": f'{sys.executable} -c "import time; time.sleep(1)"',
+                    "name": "scenario",
+                    "on_exit": "shutdown",
+                }
+            },
+        ],
+    )
+    launcher = start_launch(path)
+    try:
+        (pid,) = wait_for_files([tmp_path / "bringup.pid"])
+        output, _ = launcher.communicate(timeout=30)
+        assert launcher.returncode == 0, output
+        assert "scenario exited with code 0" in output and "failed" not in output
+        assert not alive(pid)
+    finally:
+        if launcher.poll() is None:
+            os.killpg(launcher.pid, signal.SIGKILL)

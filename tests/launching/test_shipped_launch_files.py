@@ -117,3 +117,14 @@ def test_wbm_launch_print_shows_the_processes():
         "state_publisher",
     ]
     assert "arg control_rate = '500.0'" in result.stdout
+
+
+@pytest.mark.parametrize(("name", "arguments", "labels"), CASES)
+def test_every_node_ends_the_launch_when_it_fails(name, arguments, labels):
+    """on_exit: shutdown everywhere, except the demo's scenario when the viewer keeps running."""
+    plan = plan_launch(LAUNCH / name, arguments)
+    not_required = [process.label for process in plan.processes if not process.required]
+    if name == "demo.launch.yaml" and arguments.get("viewer") == "true":
+        assert not_required == ["scenario"]
+    else:
+        assert not_required == []

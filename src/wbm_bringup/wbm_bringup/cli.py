@@ -4,8 +4,13 @@ Usage::
 
     wbm info [ROBOT]        # a registered robot name (default icub) or a robot config path
     wbm robots              # the registered robots
-    wbm launch FILE [name:=value ...] [--print] [--duration S]
+    wbm launch FILE [name:=value ...] [--print] [--duration S] [--no-check]
                             # run a ROS 2 YAML launch file (where ros2 launch is not installed)
+
+``wbm launch`` checks every node's parameters before it starts anything (see
+:mod:`wbm_bringup.launching.preflight`): a bad launch argument is reported with its name and what
+was expected, and nothing starts (exit code 2). A node that fails at start, or dies, ends the
+launch (every shipped node has ``on_exit: shutdown``) with its exit status.
 """
 
 from __future__ import annotations
@@ -94,6 +99,12 @@ def main(argv: list[str] | None = None) -> int:
     launch.add_argument("arguments", nargs="*", help="launch arguments as name:=value")
     launch.add_argument("--print", action="store_true", help="print the processes, start none")
     launch.add_argument("--duration", type=float, help="stop the launch after this many seconds")
+    launch.add_argument(
+        "--no-check",
+        action="store_true",
+        help="start without the pre-flight checks of the nodes' parameters (the nodes still "
+        "check them at start)",
+    )
     args, extra = parser.parse_known_args(argv)
     if extra and args.command == "launch" and all(":=" in item for item in extra):
         args.arguments += extra  # name:=value given after an option
@@ -113,8 +124,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def launch_main(args: argparse.Namespace) -> int:
-    """``wbm launch``: plan the launch file, then run it (or print the plan)."""
-    from wbm_bringup.launching import plan_launch, run_launch
+    """``wbm launch``: plan the launch file, check it, then run it (or print the plan)."""
+    from wbm_bringup.launching import check_plan, plan_launch, run_launch
 
     overrides = {}
     for item in args.arguments:
@@ -124,12 +135,18 @@ def launch_main(args: argparse.Namespace) -> int:
             return 2
         overrides[name] = value
     plan = plan_launch(args.file, overrides)
+    checks = [] if args.no_check else check_plan(plan)
     if args.print:
         for name, value in plan.arguments.items():
             print(f"arg {name} = {value!r}  # {plan.descriptions.get(name, '')}")
         for process in plan.processes:
             required = " (required)" if process.required else ""
             print(f"process {process.label}{required}: {' '.join(process.command)}")
+        for check in checks:
+            how = (
+                check.checked_by or "ROS's own parameters only; the node checks the rest at start"
+            )
+            print(f"checked {check.label}: {how}")
         return 0
     return run_launch(plan.processes, duration=args.duration)
 

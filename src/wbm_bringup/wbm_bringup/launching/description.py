@@ -13,6 +13,13 @@ meaning as ``ros2 launch``:
 - ``if`` / ``unless`` on every entity, and the substitutions of :mod:`.substitutions`.
 
 Anything else is a :class:`LaunchFileError` naming the file and the tag or attribute.
+
+Each node of the plan keeps what ``wbm launch``'s pre-flight checks need
+(:class:`NodeSpec`): its package and executable, its fully qualified name, and its parameter
+sources in order, each with the top-level launch arguments its value was made from. A value
+that is already wrong here (not one of an argument's ``choices``, a missing parameters file, an
+invalid namespace, a condition that is not a boolean) is a :class:`LaunchArgumentError` naming
+the launch argument that made it.
 """
 
 from __future__ import annotations
@@ -26,13 +33,75 @@ from typing import Any
 
 import yaml
 
+from wbm_bringup.launching.errors import ArgumentValue, LaunchFileError
+from wbm_bringup.launching.ros_names import namespace_problem, node_name_problem
 from wbm_bringup.launching.substitutions import (
+    NO_ORIGINS,
     LaunchContext,
-    LaunchFileError,
+    Traced,
     condition_holds,
     substitute,
+    substitute_traced,
 )
 from wbm_description.package_paths import candidate_prefixes
+
+
+@dataclass(frozen=True)
+class ParameterFile:
+    """A ``param: {from: file}`` entry of a node (passed as ``--params-file``).
+
+    Attributes:
+        path: The parameters file.
+        origins: The top-level launch arguments its path was made from.
+        launch_file: The launch file that names it.
+    """
+
+    path: str
+    origins: frozenset[str]
+    launch_file: Path
+
+
+@dataclass(frozen=True)
+class InlineParameter:
+    """A ``param: {name, value}`` entry of a node (passed as ``-p name:=value``).
+
+    Attributes:
+        name: The parameter's name.
+        text: Its value as text (rcl types it, see :mod:`.ros_parameters`).
+        origins: The top-level launch arguments the value was made from.
+        launch_file: The launch file that gives it.
+    """
+
+    name: str
+    text: str
+    origins: frozenset[str]
+    launch_file: Path
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """What a ``node`` entity starts, for the pre-flight checks.
+
+    Attributes:
+        package: The ROS package.
+        executable: The executable (a console entry point of the package for wbm's nodes).
+        name: The node name given by the launch file, or None (the node's own default).
+        namespace: The fully qualified namespace ("" for the root).
+        parameters: The parameter sources, in the order rcl applies them (later ones win).
+        launch_file: The launch file that declares the node.
+    """
+
+    package: str
+    executable: str
+    name: str | None
+    namespace: str
+    parameters: tuple[ParameterFile | InlineParameter, ...]
+    launch_file: Path
+
+    @property
+    def fully_qualified_name(self) -> str:
+        """``/namespace/name`` (the executable's name when the launch file gives none)."""
+        return f"{self.namespace.rstrip('/')}/{self.name or self.executable}"
 
 
 @dataclass(frozen=True)
@@ -45,6 +114,8 @@ class ProcessSpec:
         environment: Variables added to the launcher's environment.
         required: Whether the launch ends when it exits (``on_exit: shutdown``).
         output: ``screen`` or ``log``.
+        node: For a ``node`` entity, what the pre-flight checks need; None for an
+            ``executable``.
     """
 
     label: str
@@ -52,15 +123,33 @@ class ProcessSpec:
     environment: dict[str, str] = field(default_factory=dict)
     required: bool = False
     output: str = "screen"
+    node: NodeSpec | None = None
 
 
 @dataclass(frozen=True)
 class LaunchPlan:
-    """The resolved launch: its processes and the arguments it declared (with their values)."""
+    """The resolved launch: its processes and the arguments it declared (with their values).
+
+    Attributes:
+        processes: What to start, in order.
+        arguments: The top-level launch arguments and their values.
+        descriptions: Their descriptions.
+        given: The arguments given as ``name:=value`` (the others have their defaults).
+    """
 
     processes: tuple[ProcessSpec, ...]
     arguments: dict[str, str]
     descriptions: dict[str, str]
+    given: frozenset[str] = frozenset()
+
+    def argument_values(self, origins: frozenset[str] | set[str]) -> list[ArgumentValue]:
+        """The launch arguments among ``origins`` with their values (given ones first)."""
+        values = [
+            ArgumentValue(name, self.arguments[name], name in self.given)
+            for name in sorted(origins)
+            if name in self.arguments
+        ]
+        return sorted(values, key=lambda argument: not argument.given)
 
 
 _ENTITY_ATTRIBUTES: dict[str, set[str]] = {
@@ -169,6 +258,7 @@ class _Planner:
         self.environment: dict[str, str] = {}
         self.arguments: dict[str, str] = {}
         self.descriptions: dict[str, str] = {}
+        self.given: set[str] = set()
 
     def run_file(self, path: Path, context: LaunchContext, *, top_level: bool) -> None:
         entities = _load(path)
@@ -183,31 +273,36 @@ class _Planner:
 
     def _arg(self, body: dict, context: LaunchContext, top_level: bool) -> None:
         name = substitute(_require(context.path, body, "arg", "name"), context)
-        if top_level and name in self.overrides:
-            value = self.overrides.pop(name)
+        given = top_level and name in self.overrides
+        if given:
+            value = Traced(self.overrides.pop(name))
         elif name in context.variables:
-            value = context.variables[name]  # given by an include
+            value = Traced(context.variables[name], context.origins.get(name, NO_ORIGINS))
         elif "default" in body:
-            value = substitute(body["default"], context)
+            value = substitute_traced(body["default"], context)
         else:
             raise LaunchFileError(
                 context.path, f"arg '{name}'", "has no default: give it as name:=value"
             )
+        if top_level:
+            # A top-level argument is an origin of its own, besides those of its default.
+            value = Traced(value.text, value.origins | {name})
+            context.arguments[name] = ArgumentValue(name, value.text, given)
+            self.arguments[name] = value.text
+            self.descriptions[name] = str(body.get("description", ""))
+            if given:
+                self.given.add(name)
         choices = body.get("choices")
         if choices is not None:
             allowed = [substitute(choice, context) for choice in choices]
-            if value not in allowed:
-                raise LaunchFileError(
-                    context.path, f"arg '{name}'", f"expected one of {allowed}, got {value!r}"
-                )
-        context.variables[name] = value
-        if top_level:
-            self.arguments[name] = value
-            self.descriptions[name] = str(body.get("description", ""))
+            if value.text not in allowed:
+                problem = f"expected one of {allowed}, got {value.text!r}"
+                raise context.error(f"arg '{name}'", problem, value.origins)
+        context.set(name, value)
 
     def _let(self, body: dict, context: LaunchContext, top_level: bool) -> None:
         name = substitute(_require(context.path, body, "let", "name"), context)
-        context.variables[name] = substitute(_require(context.path, body, "let", "value"), context)
+        context.set(name, substitute_traced(_require(context.path, body, "let", "value"), context))
 
     def _set_env(self, body: dict, context: LaunchContext, top_level: bool) -> None:
         name = substitute(_require(context.path, body, "set_env", "name"), context)
@@ -216,23 +311,22 @@ class _Planner:
         )
 
     def _push_ros_namespace(self, body: dict, context: LaunchContext, top_level: bool) -> None:
-        namespace = substitute(
+        namespace = substitute_traced(
             _require(context.path, body, "push_ros_namespace", "namespace"), context
         )
-        context.namespace = _join_namespace(context.namespace, namespace)
+        context.namespace = _join_namespace(context.namespace, namespace.text)
+        context.namespace_origins = context.namespace_origins | namespace.origins
 
     def _group(self, body: dict, context: LaunchContext, top_level: bool) -> None:
         scoped = substitute(body.get("scoped", "true"), context).lower() != "false"
         children = body.get("children") or []
         if not isinstance(children, list):
             raise LaunchFileError(context.path, "tag 'group'", "expected a list of children")
-        saved_namespace = context.namespace
         inner = context.child(scoped=scoped)
         self.run_entities(children, inner, top_level=False)
         if not scoped:
             context.namespace = inner.namespace
-        else:
-            context.namespace = saved_namespace
+            context.namespace_origins = inner.namespace_origins
 
     def _include(self, body: dict, context: LaunchContext, top_level: bool) -> None:
         file = Path(substitute(_require(context.path, body, "include", "file"), context))
@@ -240,11 +334,12 @@ class _Planner:
             file = context.path.resolve().parent / file
         if not file.is_file():
             raise LaunchFileError(context.path, "tag 'include'", f"no launch file {file}")
-        inner = LaunchContext(file, dict(context.variables), context.namespace)
+        inner = context.child(file)
         for item in _name_value_list(context.path, body, "include", "arg"):
             name = substitute(_require(context.path, item, "include arg", "name"), context)
-            inner.variables[name] = substitute(
-                _require(context.path, item, "include arg", "value"), context
+            inner.set(
+                name,
+                substitute_traced(_require(context.path, item, "include arg", "value"), context),
             )
         self.run_file(file, inner, top_level=False)
 
@@ -305,26 +400,43 @@ class _Planner:
         command = [sys.executable, str(path)] if _is_python_script(path) else [str(path)]
         command += shlex.split(substitute(body.get("args", ""), context))
         ros_args: list[str] = []
-        name = substitute(body["name"], context) if "name" in body else None
-        if name:
+        name = None
+        if "name" in body:
+            traced_name = substitute_traced(body["name"], context)
+            name = traced_name.text
+            problem = node_name_problem(name)
+            if problem:
+                raise context.error(f"node {executable} name", problem, traced_name.origins)
             ros_args += ["-r", f"__node:={name}"]
-        namespace = _join_namespace(
-            context.namespace, substitute(body.get("namespace", ""), context)
-        )
+        label = name or executable
+        inner_namespace = substitute_traced(body.get("namespace", ""), context)
+        namespace = _join_namespace(context.namespace, inner_namespace.text)
         if namespace:
+            problem = namespace_problem(namespace)
+            if problem:
+                origins = context.namespace_origins | inner_namespace.origins
+                raise context.error(f"node {label} namespace", problem, origins)
             ros_args += ["-r", f"__ns:={namespace}"]
+        parameters: list[ParameterFile | InlineParameter] = []
         for item in _name_value_list(context.path, body, "node", "param"):
             if "from" in item:
-                file = substitute(item["from"], context)
-                if not Path(file).is_file():
-                    raise LaunchFileError(
-                        context.path, f"node {name or executable} param from", f"no file {file}"
+                file = substitute_traced(item["from"], context)
+                if not Path(file.text).is_file():
+                    raise context.error(
+                        f"node {label} param from",
+                        f"no file {file.text} (expected an existing parameters file)",
+                        file.origins,
                     )
-                ros_args += ["--params-file", file]
+                ros_args += ["--params-file", file.text]
+                parameters.append(ParameterFile(file.text, file.origins, context.path))
             else:
                 key = substitute(_require(context.path, item, "node param", "name"), context)
-                value = substitute(_require(context.path, item, "node param", "value"), context)
-                ros_args += ["-p", f"{key}:={value}"]
+                value = substitute_traced(
+                    _require(context.path, item, "node param", "value"), context
+                )
+                # rcl cannot read an empty -p value; '' is the empty string.
+                ros_args += ["-p", f"{key}:={value.text or repr('')}"]
+                parameters.append(InlineParameter(key, value.text, value.origins, context.path))
         for item in _name_value_list(context.path, body, "node", "remap"):
             source = substitute(_require(context.path, item, "node remap", "from"), context)
             target = substitute(_require(context.path, item, "node remap", "to"), context)
@@ -332,13 +444,15 @@ class _Planner:
         ros_args += shlex.split(substitute(body.get("ros_args", ""), context))
         if ros_args:
             command += ["--ros-args", *ros_args]
+        node = NodeSpec(package, executable, name, namespace, tuple(parameters), context.path)
         self.processes.append(
             ProcessSpec(
-                name or executable,
+                label,
                 tuple(command),
                 self._environment(body, context, "node"),
                 self._required(body, context, "node"),
                 self._output(body, context, "node"),
+                node,
             )
         )
 
@@ -353,6 +467,9 @@ def plan_launch(path: str | Path, arguments: dict[str, str] | None = None) -> La
     """Resolve a launch file with ``name:=value`` arguments into processes.
 
     Raises:
+        LaunchArgumentError: A launch argument's value is refused here (not one of its choices,
+            a substitution that fails on it, a missing parameters file, an invalid namespace
+            or a condition that is not a boolean); the message names the argument.
         LaunchFileError: Unsupported tags or substitutions, unknown arguments, missing files.
     """
     path = Path(path)
@@ -365,4 +482,9 @@ def plan_launch(path: str | Path, arguments: dict[str, str] | None = None) -> La
             f"unknown launch argument(s) {sorted(planner.overrides)}; "
             f"declared: {sorted(planner.arguments)}",
         )
-    return LaunchPlan(tuple(planner.processes), planner.arguments, planner.descriptions)
+    return LaunchPlan(
+        tuple(planner.processes),
+        planner.arguments,
+        planner.descriptions,
+        frozenset(planner.given),
+    )

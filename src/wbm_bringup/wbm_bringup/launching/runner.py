@@ -4,6 +4,11 @@ Each process runs in its own process group. Ctrl-C (SIGINT) or SIGTERM to the la
 forwarded as SIGINT to every process; those still alive after ``grace`` seconds get SIGTERM, then
 SIGKILL. The launch ends when every process has exited, or when a required process
 (``on_exit: shutdown``) exits, which shuts the others down the same way.
+
+The launch's exit code: 0 after Ctrl-C or SIGTERM, or when a required process ended with 0 (the
+demo's scenario at its end); otherwise the exit status of the first process that ended on its own
+with a failure (a node that refused to start exits with 2; one killed by signal N counts as
+128 + N, as a shell reports it). Processes stopped by the launcher's shutdown do not count.
 """
 
 from __future__ import annotations
@@ -18,6 +23,22 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from wbm_bringup.launching.description import ProcessSpec
+
+
+def exit_status(code: int) -> int:
+    """A process return code as a shell exit status: killed by signal N gives 128 + N."""
+    return 128 - code if code < 0 else code
+
+
+def describe_exit(code: int) -> str:
+    """``exited with code 2`` or ``was killed by SIGKILL``."""
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"was killed by {name}"
+    return f"exited with code {code}"
 
 
 class LaunchRunner:
@@ -82,7 +103,8 @@ class LaunchRunner:
         """Supervise until the launch ends; returns the launch's exit code.
 
         0 when every process exited with 0 or the launch was stopped on request; otherwise the
-        first non-zero exit code of a process that ended on its own.
+        exit status of the first process that ended on its own with a failure (see the module
+        docstring).
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         exit_code = 0
@@ -97,11 +119,16 @@ class LaunchRunner:
                 if child.pid in reported:
                     continue
                 reported.add(child.pid)
-                self.say(f"{spec.label} exited with code {code}")
+                self.say(f"{spec.label} {describe_exit(code)}")
                 if code != 0 and exit_code == 0:
-                    exit_code = code
+                    exit_code = exit_status(code)
                 if spec.required:
                     self.say(f"{spec.label} is required: shutting the launch down")
+                    if code != 0:
+                        self.say(
+                            f"the launch ends because {spec.label} failed "
+                            f"(exit code {exit_status(code)}); its output above says why"
+                        )
                     self._stop.set()
             if alive == 0:
                 break

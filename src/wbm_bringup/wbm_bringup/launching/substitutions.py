@@ -6,6 +6,12 @@ Supported: ``$(var name)``, ``$(env NAME [default])``, ``$(optenv NAME [default]
 ``$(eval 'python expression')`` (literals, arithmetic, comparisons, and/or/not and
 ``a if condition else b``; no names or calls). Substitutions nest:
 ``$(var $(var which))``. Anything else is a :class:`LaunchFileError` naming the file.
+
+Every value is traced (:func:`substitute_traced`): besides its text, it carries the names of the
+top-level launch arguments it was made from (through ``var``, ``let``, include arguments and
+defaults that use other arguments), so that a value refused later, or a substitution that fails
+on it (``$(eval '1.0 / $(var rate)')`` with ``rate:=0``), is reported as a
+:class:`LaunchArgumentError` naming those arguments.
 """
 
 from __future__ import annotations
@@ -14,21 +20,28 @@ import ast
 import operator
 import os
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
-from wbm_description.exceptions import WbmError
+from wbm_bringup.launching.errors import ArgumentValue, LaunchArgumentError, LaunchFileError
 from wbm_description.package_paths import find_package_share
 
+#: No launch argument.
+NO_ORIGINS: frozenset[str] = frozenset()
 
-class LaunchFileError(WbmError, ValueError):
-    """A launch file uses something ``wbm launch`` does not support, or uses it wrongly."""
 
-    def __init__(self, path: str | Path, where: str, problem: str):
-        self.path = str(path)
-        self.where = where
-        self.problem = problem
-        super().__init__(f"{self.path}: {where}: {problem}")
+class Traced(NamedTuple):
+    """A substituted value and the top-level launch arguments it was made from.
+
+    Attributes:
+        text: The value.
+        origins: Names of the top-level launch arguments that fed it (empty: none).
+    """
+
+    text: str
+    origins: frozenset[str] = NO_ORIGINS
 
 
 @dataclass
@@ -39,16 +52,51 @@ class LaunchContext:
         path: The launch file being read.
         variables: Launch configurations (arguments and ``let``), by name.
         namespace: Namespace pushed by enclosing groups ("" for the root).
+        origins: For each variable, the top-level launch arguments its value was made from.
+        arguments: The top-level launch arguments and their values (shared by every context of
+            a launch, included files too).
+        namespace_origins: The launch arguments that made ``namespace``.
     """
 
     path: Path
     variables: dict[str, str] = field(default_factory=dict)
     namespace: str = ""
+    origins: dict[str, frozenset[str]] = field(default_factory=dict)
+    arguments: dict[str, ArgumentValue] = field(default_factory=dict)
+    namespace_origins: frozenset[str] = NO_ORIGINS
 
     def child(self, path: Path | None = None, *, scoped: bool = True) -> LaunchContext:
         """A context for a group (scoped: own copy of the variables) or an included file."""
         variables = dict(self.variables) if scoped else self.variables
-        return LaunchContext(path or self.path, variables, self.namespace)
+        origins = dict(self.origins) if scoped else self.origins
+        return LaunchContext(
+            path or self.path,
+            variables,
+            self.namespace,
+            origins,
+            self.arguments,
+            self.namespace_origins,
+        )
+
+    def set(self, name: str, value: Traced) -> None:
+        """Set the launch configuration ``name`` (an argument or a ``let``)."""
+        self.variables[name] = value.text
+        self.origins[name] = value.origins
+
+    def argument_values(self, origins: Iterable[str]) -> list[ArgumentValue]:
+        """The top-level launch arguments among ``origins``, with their values."""
+        return [self.arguments[name] for name in sorted(set(origins)) if name in self.arguments]
+
+    def error(self, where: str, problem: str, origins: Iterable[str] = ()) -> LaunchFileError:
+        """The error for a refused value made from ``origins``.
+
+        A :class:`LaunchArgumentError` naming the top-level arguments among ``origins`` when
+        there are any, else a :class:`LaunchFileError` naming this file.
+        """
+        arguments = self.argument_values(origins)
+        if arguments:
+            return LaunchArgumentError(self.path, where, problem, arguments)
+        return LaunchFileError(self.path, where, problem)
 
 
 def _truthy(path: Path, text: str, where: str) -> bool:
@@ -58,6 +106,9 @@ def _truthy(path: Path, text: str, where: str) -> bool:
     if value in ("false", "0"):
         return False
     raise LaunchFileError(path, where, f"expected a boolean ('true' or 'false'), got {text!r}")
+
+
+_EVAL_ERRORS = (ArithmeticError, TypeError, ValueError, OverflowError, RecursionError)
 
 
 _EVAL_OPERATORS = {
@@ -100,14 +151,28 @@ def _safe_eval(path: Path, expression: str) -> str:
             if op is not None:
                 return op(evaluate(node.left), evaluate(node.comparators[0]))
         raise LaunchFileError(
-            path, "$(eval)", f"only literals, arithmetic and comparisons: {expression!r}"
+            path,
+            "$(eval)",
+            f"expected only literals, arithmetic and comparisons, got {expression!r}",
         )
 
     try:
         tree = ast.parse(expression, mode="eval")
     except SyntaxError:
-        raise LaunchFileError(path, "$(eval)", f"not an expression: {expression!r}") from None
-    result = evaluate(tree)
+        raise LaunchFileError(
+            path, "$(eval)", f"expected a Python expression, got {expression!r}"
+        ) from None
+    try:
+        result = evaluate(tree)
+    except LaunchFileError:
+        raise
+    except _EVAL_ERRORS as error:  # 1.0 / 0, 'a' * 'b', 10 ** 10 ** 10, ...
+        raise LaunchFileError(
+            path,
+            "$(eval)",
+            f"expected values for which {expression!r} can be evaluated; it fails with "
+            f"{type(error).__name__}: {error}",
+        ) from None
     return str(result).lower() if isinstance(result, bool) else str(result)
 
 
@@ -135,9 +200,21 @@ def _find_closing(text: str, start: int) -> int:
 
 def substitute(text: object, context: LaunchContext) -> str:
     """Resolve every ``$(...)`` in ``text`` (non-strings are converted with str())."""
+    return substitute_traced(text, context).text
+
+
+def substitute_traced(text: object, context: LaunchContext) -> Traced:
+    """Resolve every ``$(...)`` in ``text``, with the launch arguments the result was made from.
+
+    Raises:
+        LaunchArgumentError: A substitution fails on a value made from launch arguments
+            (``$(eval '1.0 / $(var rate)')`` with ``rate:=0``); it names them.
+        LaunchFileError: A substitution fails on the file's own text.
+    """
     if not isinstance(text, str):
-        return str(text).lower() if isinstance(text, bool) else str(text)
+        return Traced(str(text).lower() if isinstance(text, bool) else str(text))
     result = []
+    origins: set[str] = set()
     i = 0
     while i < len(text):
         start = text.find("$(", i)
@@ -148,13 +225,21 @@ def substitute(text: object, context: LaunchContext) -> str:
         end = _find_closing(text, start)
         if end < 0:
             raise LaunchFileError(context.path, "substitution", f"unclosed '$(' in {text!r}")
-        inner = substitute(text[start + 2 : end], context)
-        result.append(_apply(inner, context))
+        inner = substitute_traced(text[start + 2 : end], context)
+        try:
+            value = _apply(inner.text, context)
+        except LaunchArgumentError:
+            raise
+        except LaunchFileError as error:
+            raise context.error(error.where, error.problem, inner.origins) from None
+        result.append(value.text)
+        origins |= inner.origins | value.origins
         i = end + 1
-    return "".join(result)
+    return Traced("".join(result), frozenset(origins))
 
 
-def _apply(inner: str, context: LaunchContext) -> str:
+def _apply(inner: str, context: LaunchContext) -> Traced:
+    """One substitution (its arguments already substituted); ``var`` carries its origins."""
     try:
         parts = shlex.split(inner)
     except ValueError as error:
@@ -175,7 +260,17 @@ def _apply(inner: str, context: LaunchContext) -> str:
             raise LaunchFileError(
                 context.path, where, f"no launch argument or variable '{args[0]}' (known: {known})"
             )
-        return context.variables[args[0]]
+        return Traced(context.variables[args[0]], context.origins.get(args[0], NO_ORIGINS))
+    return Traced(_apply_other(name, args, where, context))
+
+
+def _apply_other(name: str, args: list[str], where: str, context: LaunchContext) -> str:
+    """The substitutions other than ``var`` (their values come from no launch argument)."""
+
+    def need(count: int) -> None:
+        if len(args) != count:
+            raise LaunchFileError(context.path, where, f"expected {count} argument(s)")
+
     if name in ("env", "optenv"):
         if not 1 <= len(args) <= 2:
             raise LaunchFileError(context.path, where, "expected a name and an optional default")
@@ -218,12 +313,19 @@ def _apply(inner: str, context: LaunchContext) -> str:
 
 
 def condition_holds(entity: dict, context: LaunchContext, where: str) -> bool:
-    """Evaluate an entity's ``if`` / ``unless`` attributes (true when absent)."""
+    """Evaluate an entity's ``if`` / ``unless`` attributes (true when absent).
+
+    Raises:
+        LaunchArgumentError: A condition made from launch arguments is not a boolean.
+    """
     holds = True
-    if "if" in entity:
-        holds = _truthy(context.path, substitute(entity["if"], context), f"{where} 'if'")
-    if "unless" in entity:
-        holds = holds and not _truthy(
-            context.path, substitute(entity["unless"], context), f"{where} 'unless'"
-        )
+    for attribute in ("if", "unless"):
+        if attribute not in entity:
+            continue
+        value = substitute_traced(entity[attribute], context)
+        try:
+            truth = _truthy(context.path, value.text, f"{where} '{attribute}'")
+        except LaunchFileError as error:
+            raise context.error(error.where, error.problem, value.origins) from None
+        holds = holds and (truth if attribute == "if" else not truth)
     return holds

@@ -10,21 +10,33 @@ exist; required), ``topics`` (empty records every topic discovered), ``discovery
 
 Usage: ``wbm_recorder --ros-args -p output:=/tmp/run_bag``; stop it with Ctrl-C (SIGINT) or
 SIGTERM, which closes the bag. A bad parameter (or an existing output) stops it at start with
-one message (exit code 2).
+one message (exit code 2); :func:`check_parameters` makes these checks without starting it, and
+also that the output can be created (``wbm launch`` runs it before starting anything).
 """
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+from rclpy.exceptions import InvalidTopicNameException
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.validate_topic_name import validate_topic_name
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
 from wbm_bringup.recorder_settings import RecorderSettings
 from wbm_description.exceptions import ConfigError
-from wbm_description.ros.node_runtime import WbmNode, declare_settings, run_node
+from wbm_description.ros.node_runtime import (
+    ROS_PARAMETERS,
+    WbmNode,
+    declare_settings,
+    run_node,
+)
+from wbm_description.settings import nest
 
 _TYPESTORE = get_typestore(Stores.ROS2_KILTED)
 
@@ -117,6 +129,40 @@ def _message_class(type_name: str) -> type | None:
     except ImportError:
         return None
     return getattr(module, name, None)
+
+
+def check_parameters(parameters: Mapping[str, Any]) -> None:
+    """The checks of this node's parameters, without starting it (``wbm launch`` pre-flight).
+
+    The settings, an ``output`` that does not exist yet and can be created (its nearest
+    existing ancestor is a writable directory), and valid topic names.
+
+    Args:
+        parameters: The node's parameters by dotted name, typed as the node receives them;
+            ROS's own (``use_sim_time``) are left to the caller.
+
+    Raises:
+        ConfigError: A value the node would refuse; the key is the parameter's name.
+    """
+    values = {name: value for name, value in parameters.items() if name not in ROS_PARAMETERS}
+    settings = RecorderSettings.from_mapping(nest(values))
+    expected = "the path of a directory to create (rosbag2 needs a new one)"
+    output = Path(settings.output).absolute()
+    if not settings.output or output.exists():
+        raise ConfigError(None, "output", expected, settings.output)
+    ancestor = output.parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir() or not os.access(ancestor, os.W_OK | os.X_OK):
+        raise ConfigError(
+            None, "output", f"{expected}; {ancestor} is not a writable directory", settings.output
+        )
+    for i, topic in enumerate(settings.topics):
+        if topic:
+            try:
+                validate_topic_name(topic)
+            except InvalidTopicNameException:
+                raise ConfigError(None, f"topics[{i}]", "a valid ROS topic name", topic) from None
 
 
 def main(args: list[str] | None = None) -> int:

@@ -6,23 +6,28 @@ where the hand is, ``targets/<hand_task>`` (PoseStamped) to move it, and the sim
 (``robot``, ``world_frame``, and the timeline and amplitudes as ``scenario.<name>``, e.g.
 ``scenario.end_time``). Which event is due when: :class:`~wbm_bringup.demo.scenario.DemoTimeline`.
 At ``scenario.end_time`` it shuts down (exit code 0), which ends a launch that marks it
-``on_exit: shutdown``.
+``on_exit: shutdown``. :func:`check_parameters` makes its start-up checks of the parameters
+without starting it (``wbm launch`` runs it before starting anything).
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped, WrenchStamped
 from nav_msgs.msg import Odometry
+from rclpy.exceptions import InvalidTopicNameException
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.validate_topic_name import validate_topic_name
 from sensor_msgs.msg import JointState
 
 from wbm_bringup.demo.scenario import DemoTimeline, ScenarioNodeSettings
 from wbm_description.conventions import quaternion_xyzw_from_rotation
-from wbm_description.exceptions import InputError
+from wbm_description.exceptions import ConfigError, InputError, NameNotFound
 from wbm_description.registry import load_robot
 from wbm_description.ros.messages import (
     base_from_odometry,
@@ -30,7 +35,13 @@ from wbm_description.ros.messages import (
     pose_message,
     wrench_message,
 )
-from wbm_description.ros.node_runtime import WbmNode, declare_settings, run_node
+from wbm_description.ros.node_runtime import (
+    ROS_PARAMETERS,
+    WbmNode,
+    declare_settings,
+    run_node,
+)
+from wbm_description.settings import nest
 from wbm_description.whole_body_model import WholeBodyModel
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -121,6 +132,39 @@ class ScenarioNode(WbmNode):
             f"t = {t:.2f} s: push {list(scenario.push_force)} N on {scenario.push_frame} "
             f"for {scenario.push_duration} s ({np.linalg.norm(scenario.push_impulse):.2f} N s)"
         )
+
+
+def check_parameters(parameters: Mapping[str, Any]) -> None:
+    """The checks this node makes of its parameters at start, without starting it.
+
+    The settings (ranges, the order of the timeline), the robot config, the model frames the
+    scenario names and its target topic. ``wbm launch`` calls it for its pre-flight checks.
+
+    Args:
+        parameters: The node's parameters by dotted name, typed as the node receives them;
+            ROS's own (``use_sim_time``) are left to the caller.
+
+    Raises:
+        ConfigError: A value the node would refuse; the key is the parameter's name (an error
+            in the robot config file keeps that file's path and key).
+        WbmError: The robot's URDF cannot be read into a model.
+    """
+    values = {name: value for name, value in parameters.items() if name not in ROS_PARAMETERS}
+    settings = ScenarioNodeSettings.from_mapping(nest(values))
+    model = WholeBodyModel.from_config(load_robot(settings.robot))
+    scenario = settings.scenario
+    for key, frame in (("hand_frame", scenario.hand_frame), ("push_frame", scenario.push_frame)):
+        try:
+            model.frame_id(frame)
+        except NameNotFound as error:
+            expected = f"a frame of the robot ({error})"
+            raise ConfigError(None, f"scenario.{key}", expected, frame) from None
+    try:
+        validate_topic_name(f"targets/{scenario.hand_task}")
+    except InvalidTopicNameException:
+        raise ConfigError(
+            None, "scenario.hand_task", "a task name that makes a valid topic", scenario.hand_task
+        ) from None
 
 
 def main(args: list[str] | None = None) -> int:

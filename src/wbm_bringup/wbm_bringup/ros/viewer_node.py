@@ -28,6 +28,8 @@ from __future__ import annotations
 import math
 import sys
 import time
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -50,14 +52,20 @@ from wbm_bringup.viewer.status import (
     controller_status,
 )
 from wbm_bringup.viewer.urdf_visuals import load_visuals
-from wbm_description.exceptions import InputError
+from wbm_description.exceptions import ConfigError, InputError
 from wbm_description.registry import load_robot
 from wbm_description.ros.messages import (
     base_from_odometry,
     joint_arrays_from_message,
     seconds_from_time,
 )
-from wbm_description.ros.node_runtime import WbmNode, declare_settings, run_node
+from wbm_description.ros.node_runtime import (
+    ROS_PARAMETERS,
+    WbmNode,
+    declare_settings,
+    run_node,
+)
+from wbm_description.settings import nest
 from wbm_description.whole_body_model import WholeBodyModel
 
 INPUT_QOS = QoSProfile(depth=20, reliability=ReliabilityPolicy.BEST_EFFORT)
@@ -365,6 +373,20 @@ class BrowserViewerNode(WbmNode):
     def stop(self) -> None:
         """Stop the page's server with the node."""
         self.viewer.close()
+
+
+def check_parameters(parameters: Mapping[str, Any]) -> None:
+    """The checks of this node's parameters, without starting it (``wbm launch`` pre-flight).
+
+    Raises:
+        ConfigError: A value the node would refuse; the key is the parameter's name.
+    """
+    values = {name: value for name, value in parameters.items() if name not in ROS_PARAMETERS}
+    settings = ViewerSettings.from_mapping(nest(values))
+    try:
+        load_robot(settings.robot)
+    except ConfigError as error:
+        raise ConfigError(None, "robot", f"a robot config ({error})", settings.robot) from None
 
 
 def main(args: list[str] | None = None) -> int:

@@ -19,19 +19,24 @@ Subscribes to ``joint_states``, the base pose topic and the F/T topics
 (:mod:`wbm_description.ros.state_inputs`). The work is done by :mod:`wbm_description.tf_tree`
 and :mod:`wbm_description.markers`; this module only converts. A bad parameter, robot config or
 URDF stops the node at start with a message naming it (exit code 2, see
-:func:`~wbm_description.ros.node_runtime.run_node`).
+:func:`~wbm_description.ros.node_runtime.run_node`); :func:`check_parameters` makes the same
+parameter checks without starting the node (``wbm launch`` runs it before starting anything).
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
+from typing import Any
 
+from rclpy.exceptions import InvalidTopicNameException
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.validate_topic_name import validate_topic_name
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
-from wbm_description.exceptions import WbmError
+from wbm_description.exceptions import ConfigError, WbmError
 from wbm_description.ft_ground_reaction import FootForceSensors
 from wbm_description.markers import marker_scene
 from wbm_description.package_paths import resolve_package_uris_in_text
@@ -41,8 +46,14 @@ from wbm_description.ros.marker_messages import (
     marker_array_message,
     transform_stamped_messages,
 )
-from wbm_description.ros.node_runtime import WbmNode, declare_settings, run_node
+from wbm_description.ros.node_runtime import (
+    ROS_PARAMETERS,
+    WbmNode,
+    declare_settings,
+    run_node,
+)
 from wbm_description.ros.state_inputs import RobotStateInputs
+from wbm_description.settings import nest
 from wbm_description.state_publisher_settings import StatePublisherSettings
 from wbm_description.tf_tree import TfTree
 from wbm_description.whole_body_model import WholeBodyModel
@@ -131,6 +142,36 @@ class StatePublisherNode(WbmNode):
                 scene, frame_id=self.settings.world_frame, stamp=self.inputs.stamp
             )
         )
+
+
+def check_parameters(parameters: Mapping[str, Any]) -> None:
+    """The checks this node makes of its parameters at start, without starting it.
+
+    ``wbm launch`` calls it for its pre-flight checks (the viewer, which reads the same
+    parameters, too).
+
+    Args:
+        parameters: The node's parameters by dotted name, typed as the node receives them;
+            ROS's own (``use_sim_time``) are left to the caller.
+
+    Raises:
+        ConfigError: A value the node would refuse; the key is the parameter's name (an error
+            in the robot config file keeps that file's path and key).
+    """
+    values = {name: value for name, value in parameters.items() if name not in ROS_PARAMETERS}
+    settings = StatePublisherSettings.from_mapping(nest(values))
+    config = load_robot(settings.robot)
+    _check_topic("base_pose_topic", settings.base_pose_topic)
+    for sensor in config.ft_sensors:
+        _check_topic("ft_topic_prefix", f"{settings.ft_topic_prefix}{sensor.name}")
+
+
+def _check_topic(key: str, topic: str) -> None:
+    try:
+        validate_topic_name(topic)
+    except InvalidTopicNameException as error:
+        reason = str(error).splitlines()[0].removeprefix("Invalid topic name: ").rstrip(":")
+        raise ConfigError(None, key, f"a valid ROS topic name ({reason})", topic) from None
 
 
 def main(args: list[str] | None = None) -> int:
