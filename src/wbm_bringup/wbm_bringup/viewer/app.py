@@ -197,7 +197,7 @@ class BrowserViewer:
             show = gui.add_checkbox("Show targets", s.show_targets)
             show.on_update(lambda _: self._show_targets(show.value))
             snap = gui.add_button("Targets to robot")
-            snap.on_click(lambda _: self._snap_request())
+            snap.on_click(lambda _: self.request_snap())
         self._snap_pending = False
 
     def _build_push(self) -> None:
@@ -284,7 +284,8 @@ class BrowserViewer:
         for handle in (*self.targets.values(), self.com_target):
             handle.visible = visible
 
-    def _snap_request(self) -> None:
+    def request_snap(self) -> None:
+        """Ask for the target handles on the robot at the next refresh ("Targets to robot")."""
         self._snap_pending = True
 
     def take_snap_request(self) -> bool:
