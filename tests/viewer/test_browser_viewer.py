@@ -36,6 +36,7 @@ from tests.viewer.viewer_helpers import joint_state, odometry, shoot_until_stabl
 from tests.viewer.viewer_page import (
     element_center,
     enter_number,
+    number_in,
     scene_names,
     scene_node,
     send_client_message,
@@ -289,12 +290,7 @@ def test_push_button_sends_the_chosen_impulse(scene):
     impulse = 7.25
     enter_number(browser, "Impulse [N s]", impulse)
     browser.wait_for(
-        f"""(() => {{
-        const label = [...document.querySelectorAll('label')]
-            .filter(e => e.textContent.trim() === 'Impulse [N s]').pop();
-        return Number(document.getElementById(label.htmlFor).value) === {impulse};
-        }})()""",
-        what="the impulse to show in its box",
+        f"{number_in('Impulse [N s]')} === {impulse}", what="the impulse to show in its box"
     )
     browser.click(*element_center(browser, "Push", "button"))
     assert spin_until(scene.node, lambda: len(received) >= 1, 60.0), "no apply_wrench"

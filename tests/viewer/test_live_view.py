@@ -200,3 +200,21 @@ def test_goal_pose_turns_the_x_axis_by_the_yaw():
         rotation[:, 0], [math.cos(math.radians(30)), math.sin(math.radians(30)), 0], atol=1e-15
     )
     np.testing.assert_allclose(rotation[:, 2], [0.0, 0.0, 1.0], atol=1e-15)
+
+
+def test_stop_walking_sends_one_stop(icub):
+    """Zeroing the sliders must not send (0, sideways, turning) and (0, 0, turning) first."""
+    sent = []
+    visuals = load_visuals(icub.urdf_text, icub.urdf_path, links=set())
+    callbacks = ViewerCallbacks(on_cmd_vel=lambda *speeds: sent.append(speeds))
+    viewer = BrowserViewer(icub, visuals, ViewerSettings(port=0), callbacks)
+    try:
+        viewer.walk_forward.value = 0.2  # a slider assigned calls its callback at once
+        viewer.walk_sideways.value = -0.1
+        viewer.walk_turning.value = 0.4
+        assert sent == [(0.2, 0.0, 0.0), (0.2, -0.1, 0.0), (0.2, -0.1, 0.4)]
+        viewer.stop_walking()
+        assert sent[3:] == [(0.0, 0.0, 0.0)]
+        assert (viewer.walk_forward.value, viewer.walk_turning.value) == (0.0, 0.0)
+    finally:
+        viewer.close()

@@ -11,9 +11,14 @@ charts with the data they draw; ``window.__viserPointer``: the scene pointer sta
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import re
 import time
+
+import numpy as np
+from PIL import Image
 
 from tests.viewer.viewer_browser import HeadlessBrowser
 from tests.viewer.viewer_helpers import spin_until
@@ -69,19 +74,6 @@ def page_text(browser: HeadlessBrowser) -> str:
     return browser.evaluate("document.body.innerText")
 
 
-def wait_for_text(browser: HeadlessBrowser, pattern: str, timeout: float = 60.0) -> re.Match:
-    """Wait until the page's text matches a regular expression; returns the match."""
-    deadline = time.monotonic() + timeout
-    while True:
-        text = page_text(browser)
-        match = re.search(pattern, text)
-        if match:
-            return match
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no text matching {pattern!r} in the page:\n{text}")
-        time.sleep(0.25)
-
-
 _FIND = {
     # The last button whose text is the label.
     "button": """[...document.querySelectorAll('button')]
@@ -97,7 +89,7 @@ _FIND = {
         const label = [...document.querySelectorAll('label')]
             .filter(e => e.textContent.trim() === LABEL).pop();
         const slider = label && label.htmlFor ? document.getElementById(label.htmlFor) : null;
-        return slider ? slider.parentElement.querySelector('input') : null;
+        return slider ? slider.parentElement.querySelector('input:not([type=hidden])') : null;
         })()""",
     # The innermost element whose own first text is the label (a folder's title).
     "text": """[...document.querySelectorAll('div')]
@@ -137,8 +129,15 @@ def click_button(browser: HeadlessBrowser, label: str) -> None:
 
 
 def open_folder(browser: HeadlessBrowser, title: str, first_control: str) -> None:
-    """Open a closed folder of the panel by clicking its title, until a control shows."""
-    browser.click(*element_center(browser, title, "text"))
+    """Open a folder of the panel (a click on its title when it is closed) until its first
+    control (a slider) shows."""
+    shown = f"""(() => {{
+        const element = {_element("slider_input", first_control)};
+        return element !== null && element !== undefined
+            && element.getBoundingClientRect().height > 0;
+        }})()"""
+    if not browser.evaluate(shown):
+        browser.click(*element_center(browser, title, "text"))
     element_center(browser, first_control, "slider_input")
 
 
@@ -159,16 +158,17 @@ def enter_number(browser: HeadlessBrowser, label: str, value: float, kind: str =
     browser.key("Tab", "Tab", 9)
 
 
-def input_value(browser: HeadlessBrowser, label: str, kind: str = "input") -> str:
-    """The text shown in a labelled input."""
-    return browser.evaluate(f"(() => {{ const e = {_element(kind, label)}; return e.value; }})()")
+def number_in(label: str, kind: str = "input") -> str:
+    """A JavaScript expression: the number shown in a labelled input (or a slider's box)."""
+    return f"Number(({_element(kind, label)}).value)"
 
 
 def scene_node(browser: HeadlessBrowser, name: str) -> dict | None:
     """A node of the client's scene tree: its message type, owner, a few props, its pose.
 
-    The pose is the one the client applies (``nodePoseData``), the world pose is the mounted
-    three.js object's (``matrixWorld``), both [m] and (w, x, y, z); None when not there.
+    The pose is the one the client applies to the node (``nodePoseData``, in its parent),
+    ``world`` the position of the mounted three.js object in the scene root's frame (the
+    world, z up) [m]; None when the node is not there.
     """
     return browser.evaluate(
         f"""(() => {{
@@ -176,10 +176,11 @@ def scene_node(browser: HeadlessBrowser, name: str) -> dict | None:
         if (!node) return null;
         const pose = window.__viserMutable.nodePoseData[{json.dumps(name)}] || {{}};
         const object = window.__viserMutable.nodeRefFromName[{json.dumps(name)}];
+        const root = window.__viserMutable.nodeRefFromName[''];
         let world = null;
-        if (object) {{
+        if (object && root) {{  // relative to the scene root (viser turns z-up to three's y-up)
             object.updateWorldMatrix(true, false);
-            const e = object.matrixWorld.elements;
+            const e = root.matrixWorld.clone().invert().multiply(object.matrixWorld).elements;
             world = [e[12], e[13], e[14]];
         }}
         const props = {{}};
@@ -211,6 +212,24 @@ def send_client_message(browser: HeadlessBrowser, message: dict) -> None:
     browser.evaluate(
         f"window.__viserMutable.sendMessage({json.dumps(message)}), true", retry=False
     )
+
+
+def gui_image(browser: HeadlessBrowser, width: int, height: int) -> np.ndarray:
+    """The pixels of the panel's image of that size, as the page decoded it: (h, w, 3) uint8."""
+    data_url = browser.wait_for(
+        f"""(() => {{
+        const image = [...document.querySelectorAll('img')].find(
+            i => i.naturalWidth === {width} && i.naturalHeight === {height} && i.complete);
+        if (!image) return null;
+        const canvas = document.createElement('canvas');
+        canvas.width = {width}; canvas.height = {height};
+        canvas.getContext('2d').drawImage(image, 0, 0);
+        return canvas.toDataURL('image/png');
+        }})()""",
+        what=f"a {width} x {height} image in the panel",
+    )
+    png = base64.b64decode(data_url.split(",", 1)[1])
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
 
 
 def uplot_charts(browser: HeadlessBrowser) -> list[dict]:

@@ -123,7 +123,7 @@ class BrowserViewerNode(WbmNode):
                 self.create_subscription(
                     MarkerArray, topic, lambda m, t=topic: self._on_markers(m, t), 10
                 )
-            self.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, 10)
+            self.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, 50)
             self.create_subscription(ClockMessage, "/clock", self._on_clock, INPUT_QOS)
             steady = Clock(clock_type=ClockType.STEADY_TIME)
             self.create_timer(1.0 / settings.refresh_rate, self._refresh, clock=steady)

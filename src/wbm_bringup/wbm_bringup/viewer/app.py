@@ -225,7 +225,7 @@ class BrowserViewer:
             for slider in (self.walk_forward, self.walk_sideways, self.walk_turning):
                 slider.on_update(lambda _: self._cmd_vel())
             stop = gui.add_button("Stop walking")
-            stop.on_click(lambda _: self._stop_walking())
+            stop.on_click(lambda _: self.stop_walking())
             self.goal_x = gui.add_number("Goal x [m]", 0.5, step=0.01)
             self.goal_y = gui.add_number("Goal y [m]", 0.0, step=0.01)
             self.goal_yaw = gui.add_number("Goal yaw [deg]", 0.0, step=1.0)
@@ -247,8 +247,10 @@ class BrowserViewer:
         self.errors = SlidingWindow(s.plot_window)
         self.com_trace = SlidingWindow(s.plot_window)
         with gui.add_folder("Plots"):
-            self.top_view = gui.add_image(
-                top_view_image(None, None, None), label="CoM and ZMP over the support (top)"
+            self.top_view = gui.add_image(  # PNG: JPEG would blur the one-pixel traces
+                top_view_image(None, None, None),
+                label="CoM and ZMP over the support (top)",
+                format="png",
             )
             self._error_names: list[str] = []
             self.error_plot = gui.add_uplot(
@@ -330,7 +332,7 @@ class BrowserViewer:
                 float(self.walk_turning.value),
             )
 
-    def _stop_walking(self) -> None:
+    def stop_walking(self) -> None:
         """Zero the sliders and send one stop command.
 
         Assigning a slider calls its update callback: without the guard, (0, sideways, turning)
