@@ -113,8 +113,8 @@ class BrowserViewerNode(WbmNode):
             on_service=self._call_service,
         )
         self.viewer = BrowserViewer(model, visuals, settings, callbacks)
-        self.live = LiveView(self.viewer)
         try:
+            self.live = LiveView(self.viewer)
             self.create_subscription(JointState, "joint_states", self._on_joint_states, INPUT_QOS)
             if model.floating_base:
                 topic = settings.base_pose_topic
