@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from wbm_bringup.viewer.camera import framing_camera
+from wbm_bringup.viewer.foxglove_layout import layout_uses
 from wbm_bringup.viewer.push import push_force
 from wbm_bringup.viewer.status import RealTimeFactor, controller_status
 from wbm_bringup.viewer.urdf_visuals import load_visuals
-from wbm_description.exceptions import InputError
+from wbm_description.exceptions import ConfigError, InputError
+
+FOXGLOVE_LAYOUT = (
+    Path(__file__).resolve().parents[2] / "src" / "wbm_bringup" / "foxglove" / "wbm_layout.json"
+)
 
 
 def test_push_force_times_duration_is_the_impulse():
@@ -81,3 +88,21 @@ def test_a_missing_mesh_is_named_and_the_rest_loads(icub):
     assert len(visuals.problems) == 1 and "no_such_head.dae" in visuals.problems[0]
     assert "head" in visuals.problems[0]
     assert len(visuals.visuals) == len(load_visuals(icub.urdf_text, icub.urdf_path).visuals) - 1
+
+
+def test_layout_uses_reads_every_panel():
+    layout = json.loads(FOXGLOVE_LAYOUT.read_text())
+    uses = layout_uses(layout)
+    panels = {use.panel for use in uses}
+    assert panels == set(layout["configById"]), (panels, set(layout["configById"]))
+    plotted = {(use.topic, use.fields) for use in uses if use.panel.startswith("Plot!")}
+    assert ("/ground_truth/odom", ("pose", "pose", "position", "z")) in plotted
+    assert ("/apply_wrench", ("wrench", "force", "x")) in plotted
+
+
+def test_layout_uses_refuses_what_it_cannot_check():
+    layout = {"configById": {"Plot!x": {"paths": [{"value": "/odom.pose.covariance[0]"}]}}}
+    with pytest.raises(ConfigError, match="configById.Plot!x"):
+        layout_uses(layout)
+    with pytest.raises(ConfigError, match="a 3D, Plot or RawMessages panel"):
+        layout_uses({"configById": {"Map!m": {}}})

@@ -88,6 +88,21 @@ class PinholeCamera:
         v = (1.0 - ndc_y) / 2.0 * self.height
         return np.column_stack([u, v]), depth
 
+    def ground_point(self, u: float, v: float) -> np.ndarray:
+        """Where the ray through page pixel (u, v) meets the ground z = 0 [m] (inverse of
+        :meth:`project` for points on the ground)."""
+        backward = self.position - self.look_at
+        backward = backward / np.linalg.norm(backward)
+        right = np.cross(self.up, backward)
+        right = right / np.linalg.norm(right)
+        true_up = np.cross(backward, right)
+        focal = 1.0 / math.tan(math.radians(self.fov_deg) / 2.0)
+        aspect = self.width / self.height
+        ndc_x, ndc_y = 2.0 * u / self.width - 1.0, 1.0 - 2.0 * v / self.height
+        direction = ndc_x * aspect / focal * right + ndc_y / focal * true_up - backward
+        assert direction[2] < 0.0, "the pixel's ray does not go down to the ground"
+        return self.position - self.position[2] / direction[2] * direction
+
 
 @dataclass(frozen=True)
 class ReferenceMesh:

@@ -29,10 +29,26 @@ Meshes: :mod:`.urdf_visuals` parses the URDF's ``<visual>`` elements itself and 
 trimesh (pycollada for COLLADA), turning COLLADA's declared up axis to z; a mesh that cannot be
 loaded is named and left out. Modules: :mod:`.settings` (node parameters), :mod:`.urdf_visuals`,
 :mod:`.robot_scene`, :mod:`.camera` (default camera framing the robot), :mod:`.markers_view`,
-:mod:`.push`, :mod:`.status`, :mod:`.plots`, :mod:`.app` (the page). None imports rclpy.
+:mod:`.push`, :mod:`.status`, :mod:`.plots`, :mod:`.app` (the page), :mod:`.live_view` (from
+the node's inputs to the page: state, markers, status, real-time factor, refresh),
+:mod:`.foxglove_layout`. None imports rclpy.
 
 Beside it: ``src/wbm_bringup/rviz/wbm.rviz`` (RViz: robot model, TF, markers, the walking
-markers with the footstep plan, goal pose tool) and ``src/wbm_bringup/foxglove/wbm_layout.json``
-(Foxglove layout for the recorded MCAP); ``tests/viewer/test_rviz_foxglove.py`` checks their
-topics and types against what the nodes publish and what a recording holds.
+markers with the footstep plan, goal pose tool; installed to ``share/wbm_bringup/rviz``) and
+``src/wbm_bringup/foxglove/wbm_layout.json`` (installed to ``share/wbm_bringup/foxglove``).
+Neither RViz nor Foxglove runs here: ``tests/viewer/test_rviz_foxglove.py`` checks the RViz
+displays' topics and types against what running nodes announce, and
+``tests/viewer/test_foxglove_recording.py`` records the demo bringup and checks every topic,
+schema and plotted message path of the layout against the MCAP file, read with the ``mcap``
+library as Foxglove reads it.
+
+Recordings in Foxglove: the demo records every topic to ``output/demo/recording`` (a rosbag2
+directory with one ``.mcap`` file; ``wbm launch launch/sim.launch.yaml record:=<dir>`` records
+any run). :func:`.foxglove_layout.copy_layout_beside` puts ``wbm_layout.json`` next to a
+recording (``output/demo/wbm_layout.json``). In Foxglove (desktop app, or
+https://app.foxglove.dev): "Open local file" and pick the ``.mcap`` file, then "Layouts" >
+"Import from file..." and pick ``wbm_layout.json``. The 3D panel loads the robot from the
+recorded ``/robot_description``; its meshes are ``package://example-robot-data/...`` URIs that
+Foxglove has to resolve to files (its ROS package path must include example-robot-data's
+``share`` directory); that part is not checked here, the frames and markers need nothing more.
 """

@@ -14,7 +14,7 @@ Controls:
   the force ``impulse / push_duration`` along the direction (:mod:`.push`);
 - walking: forward, sideways and turning speed sliders (``on_cmd_vel`` on every change; "stop"
   sends zeros), a goal (x, y, yaw) sent by a button or picked by a click on the ground
-  (``on_goal``);
+  (``on_goal`` with the goal's pose on the ground, :func:`goal_pose`);
 - simulation: reset, pause, resume (``on_service``).
 """
 
@@ -36,7 +36,7 @@ from wbm_bringup.viewer.plots import SlidingWindow, top_view_image
 from wbm_bringup.viewer.push import push_force
 from wbm_bringup.viewer.robot_scene import RobotScene
 from wbm_bringup.viewer.settings import ViewerSettings
-from wbm_bringup.viewer.status import ControllerStatusView
+from wbm_bringup.viewer.status import ControllerStatusView, status_text
 from wbm_bringup.viewer.urdf_visuals import VisualSet
 from wbm_description.exceptions import InputError
 from wbm_description.whole_body_model import WholeBodyModel
@@ -58,7 +58,8 @@ class ViewerCallbacks:
         on_com_target: ``(position [m])`` when the CoM target handle moves.
         on_push: ``(force [N] in world axes, link)`` when the push button is clicked.
         on_cmd_vel: ``(forward [m/s], sideways [m/s], turning [rad/s])`` on a walking change.
-        on_goal: ``(x [m], y [m], yaw [rad])`` when a goal is sent or picked.
+        on_goal: ``(position [m], wxyz)`` of the goal on the ground (world) when a goal is
+            sent or picked.
         on_service: ``(name)`` for "reset", "pause" or "resume".
     """
 
@@ -66,13 +67,28 @@ class ViewerCallbacks:
     on_com_target: Callable[[np.ndarray], None] = _ignore
     on_push: Callable[[np.ndarray, str], None] = _ignore
     on_cmd_vel: Callable[[float, float, float], None] = _ignore
-    on_goal: Callable[[float, float, float], None] = _ignore
+    on_goal: Callable[[np.ndarray, np.ndarray], None] = _ignore
     on_service: Callable[[str], None] = _ignore
 
 
 def _wxyz(rotation: np.ndarray) -> np.ndarray:
     x, y, z, w = pin.Quaternion(rotation).coeffs()
     return np.array([w, x, y, z])
+
+
+def goal_pose(x: float, y: float, yaw: float) -> tuple[np.ndarray, np.ndarray]:
+    """A goal on the ground from its coordinates and heading.
+
+    Args:
+        x: Goal x in the world [m].
+        y: Goal y in the world [m].
+        yaw: Heading about the world z axis [rad].
+
+    Returns:
+        Position (x, y, 0) [m] and orientation (w, x, y, z).
+    """
+    half = yaw / 2.0
+    return np.array([x, y, 0.0]), np.array([math.cos(half), 0.0, 0.0, math.sin(half)])
 
 
 class BrowserViewer:
@@ -101,7 +117,6 @@ class BrowserViewer:
             label=f"wbm: {model.config.name}",
             verbose=False,
         )
-        self._lock = threading.Lock()
         try:
             self._build(visuals)
         except BaseException:
@@ -157,7 +172,7 @@ class BrowserViewer:
     def _build_status(self, visuals: VisualSet) -> None:
         gui = self.server.gui
         with gui.add_folder("Status"):
-            self.status_text = gui.add_markdown("waiting for `joint_states`")
+            self.status_markdown = gui.add_markdown("waiting for `joint_states`")
             if visuals.problems:
                 gui.add_markdown(
                     f"**{len(visuals.problems)} visual(s) could not be loaded** "
@@ -171,18 +186,18 @@ class BrowserViewer:
             handle = scene.add_transform_controls(
                 f"/targets/{task}", scale=0.12, line_width=2.0, visible=s.show_targets
             )
-            handle.on_update(lambda event, t=task: self._pose_target_moved(t, event.target))
+            handle.on_update(self._pose_target_callback(task))
             self.targets[task] = handle
         self.com_target = scene.add_transform_controls(
             "/targets/com", scale=0.15, disable_rotations=True, visible=s.show_targets
         )
-        self.com_target.on_update(lambda event: self._com_target_moved(event.target))
+        self.com_target.on_update(self._com_target_moved)
         self.targets_to_robot(q)
         with gui.add_folder("Targets"):
             show = gui.add_checkbox("Show targets", s.show_targets)
             show.on_update(lambda _: self._show_targets(show.value))
             snap = gui.add_button("Targets to robot")
-            snap.on_click(lambda _: self._snap_request())
+            snap.on_click(lambda _: self.request_snap())
         self._snap_pending = False
 
     def _build_push(self) -> None:
@@ -201,6 +216,8 @@ class BrowserViewer:
 
     def _build_walking(self) -> None:
         gui = self.server.gui
+        self._stopping = False
+        self._walk_lock = threading.RLock()  # the sliders' callbacks run in the same thread
         with gui.add_folder("Walking", expand_by_default=False):
             self.walk_forward = gui.add_slider("Forward [m/s]", -0.3, 0.3, 0.01, 0.0)
             self.walk_sideways = gui.add_slider("Sideways [m/s]", -0.2, 0.2, 0.01, 0.0)
@@ -208,7 +225,7 @@ class BrowserViewer:
             for slider in (self.walk_forward, self.walk_sideways, self.walk_turning):
                 slider.on_update(lambda _: self._cmd_vel())
             stop = gui.add_button("Stop walking")
-            stop.on_click(lambda _: self._stop_walking())
+            stop.on_click(lambda _: self.stop_walking())
             self.goal_x = gui.add_number("Goal x [m]", 0.5, step=0.01)
             self.goal_y = gui.add_number("Goal y [m]", 0.0, step=0.01)
             self.goal_yaw = gui.add_number("Goal yaw [deg]", 0.0, step=1.0)
@@ -223,15 +240,17 @@ class BrowserViewer:
             for name in ("reset", "pause", "resume"):
                 button = gui.add_button(name.capitalize())
                 button.on_click(lambda _, n=name: self.callbacks.on_service(n))
-            self.service_text = gui.add_markdown("")
+            self.message_markdown = gui.add_markdown("")
 
     def _build_plots(self) -> None:
         gui, s = self.server.gui, self.settings
         self.errors = SlidingWindow(s.plot_window)
         self.com_trace = SlidingWindow(s.plot_window)
         with gui.add_folder("Plots"):
-            self.top_view = gui.add_image(
-                top_view_image(None, None, None), label="CoM and ZMP over the support (top)"
+            self.top_view = gui.add_image(  # PNG: JPEG would blur the one-pixel traces
+                top_view_image(None, None, None),
+                label="CoM and ZMP over the support (top)",
+                format="png",
             )
             self._error_names: list[str] = []
             self.error_plot = gui.add_uplot(
@@ -243,20 +262,38 @@ class BrowserViewer:
 
     # ------------------------------------------------------------------ control callbacks
 
-    def _pose_target_moved(self, task: str, handle: viser.TransformControlsHandle) -> None:
-        self.callbacks.on_pose_target(
-            task, np.array(handle.position, float), np.array(handle.wxyz, float)
-        )
+    # The gizmo callbacks are coroutines: viser awaits them on its event loop in the order of
+    # the drag's messages, where plain functions run in a thread pool and may publish the poses
+    # of a drag out of order (the last message sent would not be where the handle was let go).
+    # Only "update" events publish: "start" repeats the pose before the drag and "end" the
+    # last update's.
 
-    def _com_target_moved(self, handle: viser.TransformControlsHandle) -> None:
-        self.callbacks.on_com_target(np.array(handle.position, float))
+    def _pose_target_callback(self, task: str):
+        async def moved(event: viser.TransformControlsEvent) -> None:
+            if event.phase == "update":
+                handle = event.target
+                self.callbacks.on_pose_target(
+                    task, np.array(handle.position, float), np.array(handle.wxyz, float)
+                )
+
+        return moved
+
+    async def _com_target_moved(self, event: viser.TransformControlsEvent) -> None:
+        if event.phase == "update":
+            self.callbacks.on_com_target(np.array(event.target.position, float))
 
     def _show_targets(self, visible: bool) -> None:
         for handle in (*self.targets.values(), self.com_target):
             handle.visible = visible
 
-    def _snap_request(self) -> None:
+    def request_snap(self) -> None:
+        """Ask for the target handles on the robot at the next refresh ("Targets to robot")."""
         self._snap_pending = True
+
+    def take_snap_request(self) -> bool:
+        """Whether "targets to robot" was clicked since the last call (then it is consumed)."""
+        pending, self._snap_pending = self._snap_pending, False
+        return pending
 
     def targets_to_robot(self, q: np.ndarray) -> None:
         """Put the target handles on the robot's target frames and CoM at ``q``."""
@@ -276,43 +313,65 @@ class BrowserViewer:
                 self.settings.push_duration,
             )
         except InputError as error:
-            self.service_text.content = f"push not sent: {error}"
+            self.message_markdown.content = f"push not sent: {error}"
             return
         self.callbacks.on_push(force, str(self.push_link.value).strip())
 
     def _cmd_vel(self) -> None:
-        self.callbacks.on_cmd_vel(
-            float(self.walk_forward.value),
-            float(self.walk_sideways.value),
-            float(self.walk_turning.value),
-        )
+        """Send the sliders' speeds (each slider change, from viser's thread pool).
 
-    def _stop_walking(self) -> None:
-        with self.server.atomic():
-            for slider in (self.walk_forward, self.walk_sideways, self.walk_turning):
-                slider.value = 0.0
-        self.callbacks.on_cmd_vel(0.0, 0.0, 0.0)
+        The values are read and sent under a lock: whichever callback runs last sends the
+        sliders' latest values, whatever order the pool runs them in.
+        """
+        with self._walk_lock:
+            if self._stopping:  # the sliders are being zeroed: one stop command follows
+                return
+            self.callbacks.on_cmd_vel(
+                float(self.walk_forward.value),
+                float(self.walk_sideways.value),
+                float(self.walk_turning.value),
+            )
+
+    def stop_walking(self) -> None:
+        """Zero the sliders and send one stop command.
+
+        Assigning a slider calls its update callback: without the guard, (0, sideways, turning)
+        and (0, 0, turning) would be sent before the stop.
+        """
+        with self._walk_lock:
+            self._stopping = True
+            try:
+                with self.server.atomic():
+                    for slider in (self.walk_forward, self.walk_sideways, self.walk_turning):
+                        slider.value = 0.0
+            finally:
+                self._stopping = False
+            self.callbacks.on_cmd_vel(0.0, 0.0, 0.0)
 
     def _send_goal(self) -> None:
         self.callbacks.on_goal(
-            float(self.goal_x.value), float(self.goal_y.value), math.radians(self.goal_yaw.value)
+            *goal_pose(
+                float(self.goal_x.value),
+                float(self.goal_y.value),
+                math.radians(float(self.goal_yaw.value)),
+            )
         )
 
     def _pick_goal(self) -> None:
         """The next click in the scene on the ground (z = 0) sets and sends the goal."""
         scene = self.server.scene
-        self.service_text.content = "click on the ground to set the goal"
+        self.message_markdown.content = "click on the ground to set the goal"
 
         @scene.on_click()
         def _(event) -> None:
             scene.remove_pointer_callback()
             origin, direction = np.array(event.ray_origin), np.array(event.ray_direction)
             if direction[2] >= -1e-9:
-                self.service_text.content = "goal not set: the click did not hit the ground"
+                self.message_markdown.content = "goal not set: the click did not hit the ground"
                 return
             point = origin - origin[2] / direction[2] * direction
             self.goal_x.value, self.goal_y.value = float(point[0]), float(point[1])
-            self.service_text.content = ""
+            self.message_markdown.content = ""
             self._send_goal()
 
     # ------------------------------------------------------------------ showing
@@ -321,9 +380,6 @@ class BrowserViewer:
         """Show the robot at configuration ``q`` (Pinocchio layout)."""
         with self.server.atomic():
             self.robot.show(q)
-            if self._snap_pending:
-                self._snap_pending = False
-                self.targets_to_robot(q)
 
     def apply_markers(self, items: list[MarkerItem]) -> list[str]:
         """Draw one MarkerArray's items; returns the problems (items not drawn)."""
@@ -337,25 +393,12 @@ class BrowserViewer:
         sim_time: float | None,
         robot_state: str,
     ) -> None:
-        """Update the status panel."""
-        lines = [f"robot state: {robot_state}"]
-        if status is None:
-            lines.append("controller: no `diagnostics` yet")
-        else:
-            lines.append(f"controller mode: **{status.mode or '?'}**")
-            if status.safe_hold:
-                lines.append(f"safe hold: **yes**, {status.reason}")
-            else:
-                lines.append("safe hold: no")
-        rtf = "n/a" if real_time_factor is None else f"{real_time_factor:.2f}"
-        lines.append(f"real-time factor: {rtf}")
-        if sim_time is not None:
-            lines.append(f"sim time: {sim_time:.2f} s")
-        self.status_text.content = "  \n".join(lines)
+        """Update the status panel (:func:`~.status.status_text`)."""
+        self.status_markdown.content = status_text(status, real_time_factor, sim_time, robot_state)
 
     def set_service_result(self, text: str) -> None:
         """Show the outcome of the last service call."""
-        self.service_text.content = text
+        self.message_markdown.content = text
 
     def add_tracking_errors(self, time: float, errors: dict[str, float]) -> None:
         """Add one sample of the tracking errors at sim time ``time`` [s]."""

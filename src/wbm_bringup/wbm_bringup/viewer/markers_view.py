@@ -1,7 +1,8 @@
 """Markers (visualization_msgs/Marker's shapes, without ROS types) drawn in a viser scene.
 
 A :class:`MarkerItem` is one marker as the node converts it from a message: its key (topic,
-namespace, id), action, type, pose in the world, scale, colour and points. :class:`MarkersView`
+namespace, id), action, type, pose, scale, colour and points. :func:`in_world` checks one and
+places it in the world from the placement of its header frame. :class:`MarkersView`
 keeps one scene node per key under ``/markers/<topic>/<namespace>/<id>``, so every namespace of
 every marker topic shows (the state publisher's CoM, CoP, support polygon and contact forces,
 and a walking node's footstep plan and planned CoM/ZMP alike). ADD replaces the node, DELETE
@@ -11,11 +12,15 @@ Markers with a lifetime are not expired (the publishers wbm knows re-send or del
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from dataclasses import dataclass
 
 import numpy as np
+import pinocchio as pin
 import viser
+
+from wbm_description.exceptions import InputError
 
 
 class MarkerType(enum.IntEnum):
@@ -45,7 +50,10 @@ class MarkerAction(enum.IntEnum):
 
 @dataclass(frozen=True)
 class MarkerItem:
-    """One marker in the world frame.
+    """One marker, in its header frame or in the world.
+
+    The node converts a message into an item in its header frame; :func:`in_world` places it
+    in the world, which is what :class:`MarkersView` draws.
 
     Attributes:
         topic: The MarkerArray topic it came on.
@@ -53,8 +61,8 @@ class MarkerItem:
         marker_id: Marker id.
         action: ADD (also MODIFY), DELETE or DELETEALL.
         kind: The marker type.
-        position: Marker pose origin in the world [m], (3,).
-        wxyz: Marker pose orientation in the world, (w, x, y, z).
+        position: Marker pose origin [m], (3,).
+        wxyz: Marker pose orientation, (w, x, y, z).
         scale: Marker scale [m], (3,) (meaning per type, as in visualization_msgs/Marker).
         rgba: Colour, components in [0, 1].
         points: (n, 3) points in the marker frame [m] (lines, lists, arrows by points).
@@ -72,6 +80,40 @@ class MarkerItem:
     rgba: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 1.0)
     points: np.ndarray | None = None
     text: str = ""
+
+
+def in_world(item: MarkerItem, frame: pin.SE3 | None) -> MarkerItem:
+    """An ADD item given in its header frame, checked and placed in the world.
+
+    Args:
+        item: The item; its pose is in its header frame, a zero quaternion means identity
+            (a default-constructed message's pose).
+        frame: World placement of that frame; None for the world frame itself.
+
+    Raises:
+        InputError: Non-finite values, a quaternion of zero norm but not all zeros.
+    """
+    if item.action != MarkerAction.ADD:
+        return item
+    position = _position(item)
+    wxyz = _orientation(item)
+    if not wxyz.any():
+        wxyz = np.array([1.0, 0.0, 0.0, 0.0])
+    scale = np.zeros(3) if item.scale is None else np.asarray(item.scale, float)
+    points = np.zeros((0, 3)) if item.points is None else np.asarray(item.points, float)
+    values = np.concatenate([position, wxyz, scale, points.ravel(), item.rgba])
+    if not np.all(np.isfinite(values)):
+        raise InputError(
+            f"marker {item.namespace}/{item.marker_id}", "finite values (no NaN or inf)"
+        )
+    wxyz = wxyz / np.linalg.norm(wxyz)
+    if frame is not None:
+        w, x, y, z = wxyz
+        rotation = frame.rotation @ pin.Quaternion(w, x, y, z).toRotationMatrix()
+        position = frame.rotation @ position + frame.translation
+        x, y, z, w = pin.Quaternion(rotation).coeffs()
+        wxyz = np.array([w, x, y, z])
+    return dataclasses.replace(item, position=position, wxyz=wxyz)
 
 
 def _equal(a: np.ndarray | None, b: np.ndarray | None) -> bool:
@@ -97,6 +139,11 @@ def _position(item: MarkerItem) -> np.ndarray:
 
 def _orientation(item: MarkerItem) -> np.ndarray:
     return np.array([1.0, 0.0, 0.0, 0.0]) if item.wxyz is None else np.asarray(item.wxyz, float)
+
+
+def _rotation(item: MarkerItem) -> np.ndarray:
+    w, x, y, z = _orientation(item)
+    return pin.Quaternion(w, x, y, z).toRotationMatrix()
 
 
 def _safe(name: str) -> str:
@@ -156,6 +203,15 @@ class MarkersView:
             self.handles[key] = handle
             self.items[key] = item
         return problems
+
+    def support_polygon(self) -> np.ndarray | None:
+        """(m, 2) world x-y vertices of the first ``support_polygon`` marker shown, or None."""
+        for (_, namespace, _), item in list(self.items.items()):
+            if namespace == "support_polygon" and item.points is not None and len(item.points):
+                points = np.asarray(item.points, float)
+                placed = points @ _rotation(item).T + _position(item)
+                return placed[:, :2]
+        return None
 
     def _remove(self, key: tuple[str, str, int]) -> None:
         handle = self.handles.pop(key, None)

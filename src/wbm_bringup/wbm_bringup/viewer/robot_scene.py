@@ -50,12 +50,13 @@ class RobotScene:
         self.model = model
         self.visuals = visuals
         self._frame_ids = {}
-        self._links = {}
+        #: Scene frame of each link with visuals (its pose is the link's world placement).
+        self.link_frames: dict[str, viser.FrameHandle] = {}
         for link in visuals.links():
             if not model.model.existFrame(link):
                 continue
             self._frame_ids[link] = model.model.getFrameId(link)
-            self._links[link] = scene.add_frame(f"{root}/{link}", show_axes=False)
+            self.link_frames[link] = scene.add_frame(f"{root}/{link}", show_axes=False)
         for visual in visuals.visuals:
             if visual.link not in self._frame_ids:
                 continue
@@ -78,7 +79,7 @@ class RobotScene:
     def show(self, q: np.ndarray) -> None:
         """Move the links to configuration ``q``."""
         for link, placement in self.placements(q).items():
-            handle = self._links[link]
+            handle = self.link_frames[link]
             handle.position = placement.translation.copy()
             handle.wxyz = _wxyz(placement.rotation)
 

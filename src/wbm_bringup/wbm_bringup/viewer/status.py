@@ -3,15 +3,17 @@
 :func:`controller_status` reads the key/values the controller publishes on ``diagnostics``
 (``wbm_control.ros.messages.diagnostics_message``: ``mode``, ``safe``, ``task_error/<task>``,
 ``com``, ``zmp_measured``, ...; the status message is the safe-hold reason when ``safe`` is
-true). :class:`RealTimeFactor` estimates the real-time factor from the simulated clock against
-wall time over a sliding window. No ROS here: the node passes plain values.
+true) and :func:`controller_entry` picks the controller's entry among a DiagnosticArray's.
+:class:`RealTimeFactor` estimates the real-time factor from the simulated clock against wall
+time over a sliding window. :func:`status_text` and :func:`service_text` are the panel's lines.
+No ROS here: the node passes plain values.
 """
 
 from __future__ import annotations
 
 import collections
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -68,6 +70,61 @@ def controller_status(values: Mapping[str, str], message: str) -> ControllerStat
         com=_vector(values.get("com")),
         zmp=_vector(values.get("zmp_measured")),
     )
+
+
+def controller_entry(
+    entries: Iterable[tuple[Mapping[str, str], str]],
+) -> ControllerStatusView | None:
+    """The controller's status among diagnostics entries, or None when none is the controller's.
+
+    Args:
+        entries: (key/values, message) of each status of a DiagnosticArray; the controller's is
+            the first with a ``mode`` key.
+    """
+    for values, message in entries:
+        if "mode" in values:
+            return controller_status(values, message)
+    return None
+
+
+def status_text(
+    status: ControllerStatusView | None,
+    real_time_factor: float | None,
+    sim_time: float | None,
+    robot_state: str,
+) -> str:
+    """The status panel's markdown.
+
+    Lines: the robot state, the controller mode, safe hold and its reason, the real-time factor
+    and the simulated time [s].
+    """
+    lines = [f"robot state: {robot_state}"]
+    if status is None:
+        lines.append("controller: no `diagnostics` yet")
+    else:
+        lines.append(f"controller mode: **{status.mode or '?'}**")
+        if status.safe_hold:
+            lines.append(f"safe hold: **yes**, {status.reason}")
+        else:
+            lines.append("safe hold: no")
+    rtf = "n/a" if real_time_factor is None else f"{real_time_factor:.2f}"
+    lines.append(f"real-time factor: {rtf}")
+    if sim_time is not None:
+        lines.append(f"sim time: {sim_time:.2f} s")
+    return "  \n".join(lines)
+
+
+def service_text(name: str, success: bool | None, message: str) -> str:
+    """The line shown after a service call.
+
+    Args:
+        name: The service ("reset", "pause", "resume").
+        success: The response's success flag; None when the call did not get a response.
+        message: The response's message, or why there was none.
+    """
+    if success is None:
+        return f"`{name}`: {message}"
+    return f"`{name}` {'done' if success else 'refused'}: {message}"
 
 
 class RealTimeFactor:
