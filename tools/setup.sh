@@ -65,7 +65,7 @@ for pkg in wbm_description wbm_dynamics wbm_control wbm_bringup; do
   touch "$venv/share/ament_index/resource_index/packages/$pkg"
   ln -sfn "$root/src/$pkg/package.xml" "$share/package.xml"
   for dir in "$root/src/$pkg/$pkg/robots" "$root/src/$pkg/rviz" "$root/src/$pkg/config" \
-    "$root/src/$pkg/launch"; do
+    "$root/src/$pkg/launch" "$root/src/$pkg/foxglove"; do
     if [ -d "$dir" ]; then ln -sfn "$dir" "$share/$(basename "$dir")"; fi
   done
 done

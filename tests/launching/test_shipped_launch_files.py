@@ -15,6 +15,7 @@ from wbm_bringup.launching import plan_launch
 from wbm_bringup.recorder_settings import RecorderSettings
 from wbm_bringup.share import launch_file
 from wbm_description.settings import nest
+from wbm_bringup.viewer.settings import ViewerSettings
 from wbm_description.state_publisher_settings import StatePublisherSettings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +34,7 @@ PACKAGE_OF = {
 # Settings classes of the nodes this package owns, for their inline parameters.
 SETTINGS_OF = {
     "state_publisher": StatePublisherSettings,
-    "viewer": StatePublisherSettings,
+    "viewer": ViewerSettings,
     "recorder": RecorderSettings,
     "scenario": ScenarioNodeSettings,
 }

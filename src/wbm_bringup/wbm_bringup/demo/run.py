@@ -19,6 +19,7 @@ from wbm_bringup.demo.report import analyze, read_recording, write_plots
 from wbm_bringup.demo.scenario import DemoScenario
 from wbm_bringup.launching import LaunchPlan, LaunchRunner, plan_launch
 from wbm_bringup.share import launch_file
+from wbm_bringup.viewer.foxglove_layout import copy_layout_beside
 from wbm_description.exceptions import WbmError
 from wbm_description.registry import load_robot
 from wbm_description.whole_body_model import WholeBodyModel
@@ -97,7 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     report = analyze(read_recording(bag, model), model, scenario, wall_time=wall_time)
     plots = write_plots(report, model, scenario, output)
     print(report.text(scenario))
+    layout = copy_layout_beside(bag)
     print(f"recording          {bag} (rosbag2 with MCAP storage: Foxglove, ros2 bag)")
+    print(f"Foxglove layout    {layout} (open the recording, then import this layout)")
     for path in plots:
         print(f"plot               {path}")
     return 0 if report.stayed_up else 3
