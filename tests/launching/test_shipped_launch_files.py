@@ -14,8 +14,8 @@ from wbm_bringup.demo.scenario import ScenarioNodeSettings
 from wbm_bringup.launching import plan_launch
 from wbm_bringup.recorder_settings import RecorderSettings
 from wbm_bringup.share import launch_file
-from wbm_description.settings import nest
 from wbm_bringup.viewer.settings import ViewerSettings
+from wbm_description.settings import nest
 from wbm_description.state_publisher_settings import StatePublisherSettings
 
 ROOT = Path(__file__).resolve().parents[2]
