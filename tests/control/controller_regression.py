@@ -15,7 +15,6 @@ it was run once on the commit before the controller's refactor (issue 10), and
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +22,7 @@ import pinocchio as pin
 from control_helpers import CONTROLLER_YAML, readings_from_state
 
 from wbm_control.controller import WholeBodyController
-from wbm_control.controller_config import ControllerConfig
+from wbm_control.controller_settings import ControllerSettings
 from wbm_description.whole_body_model import WholeBodyModel
 
 RECORD = Path(__file__).resolve().parents[1] / "data" / "controller_regression.npz"
@@ -37,16 +36,17 @@ FIELDS = ("effort", "position", "velocity", "com_reference", "zmp_command", "dcm
 
 def make_controller(model: WholeBodyModel, variant: str) -> WholeBodyController:
     """The controller of a variant, from the shipped parameters file."""
-    config = replace(ControllerConfig.from_yaml(CONTROLLER_YAML), control_rate=RATE)
+    settings = ControllerSettings.from_yaml(CONTROLLER_YAML).replace(control_rate=RATE)
     if variant == "torque":
-        config = replace(config, mode="torque")
+        settings = settings.replace(mode="torque")
     elif variant == "ik":
-        config = replace(config, mode="ik")
+        settings = settings.replace(mode="ik")
     elif variant == "torque_servo":
-        config = replace(config, mode="torque", servo_references=True)
+        torque = settings.torque.replace(servo_references=True)
+        settings = settings.replace(mode="torque", torque=torque)
     else:
         raise ValueError(variant)
-    return WholeBodyController(model, config)
+    return WholeBodyController(model, settings)
 
 
 def _joints(model: WholeBodyModel, t: float) -> np.ndarray:

@@ -33,7 +33,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Imu, JointState
 
 from wbm_control.controller import WholeBodyController
-from wbm_control.controller_config import ControllerConfig
+from wbm_control.controller_settings import ControllerSettings
 from wbm_control.exceptions import TargetRejected
 from wbm_control.ros.messages import (
     command_message,
@@ -87,7 +87,7 @@ class ControllerNode(Node):
             and name not in _ROS_PARAMETERS
             and not name.startswith("qos_overrides.")
         }
-        self.config = ControllerConfig.from_dict(nested_parameters(flat))
+        self.config = ControllerSettings.from_mapping(nested_parameters(flat))
         robot = load_robot(self.config.robot)
         self.model = WholeBodyModel.from_config(robot)
         self.controller = WholeBodyController(self.model, self.config)
@@ -120,7 +120,7 @@ class ControllerNode(Node):
                 sensor_qos,
             )
         self.create_subscription(PointStamped, "targets/com", self._on_com_target, reliable)
-        for task in self.controller.frame_task_configs:
+        for task in self.controller.frame_tasks:
             self.create_subscription(
                 PoseStamped,
                 f"targets/{task}",
@@ -153,7 +153,7 @@ class ControllerNode(Node):
         self.create_timer(0.1, self._wall_watchdog, clock=steady)
         self.get_logger().info(
             f"wbm_controller: robot {robot.name}, mode {self.config.mode}, "
-            f"{self.config.control_rate:g} Hz, tasks {sorted(self.controller.frame_task_configs)}"
+            f"{self.config.control_rate:g} Hz, tasks {sorted(self.controller.frame_tasks)}"
         )
 
     # ------------------------------------------------------------------ inputs
@@ -259,7 +259,7 @@ class ControllerNode(Node):
         if not np.allclose(accepted.translation, pose.translation, atol=1e-9):
             self.get_logger().warning(
                 f"target for '{task}' clamped to {np.round(accepted.translation, 4)} "
-                f"(max_reach {self.controller.frame_task_configs[task].max_reach} m)"
+                f"(max_reach {self.controller.frame_tasks[task].settings.max_reach} m)"
             )
 
     # ------------------------------------------------------------------ the loop

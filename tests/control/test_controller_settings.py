@@ -2,7 +2,7 @@ import pytest
 import yaml
 from control_helpers import CONTROLLER_YAML
 
-from wbm_control.controller_config import ControllerConfig
+from wbm_control.controller_settings import ControllerSettings
 from wbm_description.exceptions import ConfigError
 
 
@@ -11,13 +11,13 @@ def params():
 
 
 def test_the_shipped_params_file_loads():
-    config = ControllerConfig.from_yaml(CONTROLLER_YAML)
-    assert config.mode == "torque" and config.control_rate == 500.0
-    assert [t.name for t in config.frame_tasks] == [
+    settings = ControllerSettings.from_yaml(CONTROLLER_YAML)
+    assert settings.mode == "torque" and settings.control_rate == 500.0
+    assert list(settings.frame_tasks) == [
         "left_hand", "right_hand", "left_foot", "right_foot"
     ]  # fmt: skip
-    assert config.frame_task("left_hand").frame == "l_hand"
-    assert config.control_period == pytest.approx(0.002)
+    assert settings.frame_tasks["left_hand"].frame == "l_hand"
+    assert settings.control_period == pytest.approx(0.002)
 
 
 def test_every_value_of_the_params_file_has_a_comment():
@@ -54,4 +54,4 @@ def test_wrong_values_name_their_key(change, key):
     values = params()
     values.update(change)
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
-        ControllerConfig.from_dict(values, path="controller.yaml")
+        ControllerSettings.from_mapping(values, source="controller.yaml")
