@@ -14,7 +14,7 @@ from control_helpers import CONTROLLER_YAML
 
 from wbm_bringup.closed_loop import run_closed_loop
 from wbm_control.controller import WholeBodyController
-from wbm_control.controller_config import ControllerConfig
+from wbm_control.controller_settings import ControllerSettings
 from wbm_description.support_geometry import convex_hull_2d, polygon_margin
 from wbm_dynamics.settings import SimulatorSettings
 from wbm_dynamics.simulator import Simulator
@@ -68,7 +68,7 @@ class Rig:
 
 def make_rig(model, mode: str, contact_model: str, *, joint_perturbation: float = 0.0, seed=0):
     config = replace(
-        ControllerConfig.from_yaml(CONTROLLER_YAML), mode=mode, control_rate=CONTROL_RATE
+        ControllerSettings.from_yaml(CONTROLLER_YAML), mode=mode, control_rate=CONTROL_RATE
     )
     sim = Simulator(
         model,

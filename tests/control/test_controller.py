@@ -10,7 +10,7 @@ import pytest
 from control_helpers import CONTROLLER_YAML, readings_from_state
 
 from wbm_control.controller import WholeBodyController
-from wbm_control.controller_config import ControllerConfig
+from wbm_control.controller_settings import ControllerSettings
 from wbm_control.exceptions import TargetRejected
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "wbm_control" / "wbm_control"
@@ -30,8 +30,8 @@ def standing(icub):
 
 @pytest.fixture(params=["torque", "ik"])
 def controller(request, icub):
-    config = replace(ControllerConfig.from_yaml(CONTROLLER_YAML), mode=request.param)
-    return WholeBodyController(icub, config)
+    settings = ControllerSettings.from_yaml(CONTROLLER_YAML).replace(mode=request.param)
+    return WholeBodyController(icub, settings)
 
 
 def test_targets_are_rejected_or_clamped(controller, standing):
@@ -77,13 +77,15 @@ def test_contacts_are_activated_and_released_through_the_api(controller, standin
 
 def test_failed_solve_gives_the_safe_hold_command_and_control_resumes(icub, standing):
     q, readings = standing
-    config = ControllerConfig.from_yaml(CONTROLLER_YAML)
-    controller = WholeBodyController(icub, config)
+    settings = ControllerSettings.from_yaml(CONTROLLER_YAML)
+    controller = WholeBodyController(icub, settings)
     assert controller.step(readings).effort is not None
     limits = icub.torque_limits.copy()
     # Make the QP infeasible: each sole must press 5 kN while the joints are limited to 0.01 N m.
     controller.model.torque_limits = np.full(icub.ndof, 0.01)  # the shared model: restored below
-    controller.config = replace(config, min_normal_force=5000.0)
+    controller.settings = settings.replace(
+        torque=settings.torque.replace(min_normal_force=5000.0)
+    )
     try:
         command = controller.step(replace(readings, time=0.002))
     finally:
@@ -92,7 +94,7 @@ def test_failed_solve_gives_the_safe_hold_command_and_control_resumes(icub, stan
     np.testing.assert_allclose(command.position, q[7:], atol=1e-12)
     np.testing.assert_allclose(command.velocity, 0.0)
     assert command.effort is None
-    controller.config = config
+    controller.settings = settings
     command = controller.step(replace(readings, time=0.004))
     assert not controller.status.safe
     assert command.effort is not None and command.position is None

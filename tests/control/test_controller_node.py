@@ -19,6 +19,7 @@ from sensor_msgs.msg import Imu, JointState
 
 from wbm_control.ros.messages import diagnostic_values
 from wbm_description.ros.messages import base_from_odometry, joint_state_message, wrench_message
+from wbm_description.ros.node_runtime import EXIT_STARTUP_ERROR
 
 pytestmark = [pytest.mark.process]
 
@@ -236,6 +237,6 @@ def test_bad_parameter_stops_the_node_naming_the_key(ros_env):
         ],
         env=ros_env, capture_output=True, text=True, timeout=60, cwd=REPO,
     )  # fmt: skip
-    assert result.returncode == 1
-    assert "bad configuration" in result.stderr + result.stdout
+    assert result.returncode == EXIT_STARTUP_ERROR
+    assert "cannot start" in result.stderr + result.stdout
     assert "com.kp" in result.stderr + result.stdout

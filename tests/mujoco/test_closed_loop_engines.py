@@ -19,7 +19,7 @@ import pytest
 
 from wbm_bringup.closed_loop import run_closed_loop
 from wbm_control.controller import WholeBodyController
-from wbm_control.controller_config import ControllerConfig
+from wbm_control.controller_settings import ControllerSettings
 from wbm_dynamics.mujoco.engine import MujocoEngine
 from wbm_dynamics.settings import SimulatorSettings
 from wbm_dynamics.simulator import Simulator
@@ -32,7 +32,7 @@ MARGIN = 2e-3  # largest difference of the two hand tracking RMS errors [m] (mod
 
 def hand_motion(model, engine, mode: str) -> tuple[float, float, bool]:
     config = replace(
-        ControllerConfig.from_yaml(CONTROLLER_YAML), mode=mode, control_rate=CONTROL_RATE
+        ControllerSettings.from_yaml(CONTROLLER_YAML), mode=mode, control_rate=CONTROL_RATE
     )
     controller = WholeBodyController(model, config)
     steps = round(1.0 / CONTROL_RATE / DT)

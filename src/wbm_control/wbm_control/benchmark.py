@@ -28,7 +28,7 @@ import numpy as np
 import pinocchio as pin
 
 from wbm_control.controller import WholeBodyController
-from wbm_control.controller_config import ControllerConfig
+from wbm_control.controller_settings import ControllerSettings
 from wbm_description.registry import load_robot
 from wbm_description.robot_io import ImuReading, RobotReadings
 from wbm_description.whole_body_model import WholeBodyModel
@@ -96,7 +96,9 @@ def _active_set_kkt(problem, x: np.ndarray, tolerance: float = 1e-6):
     return solve, int(upper.sum() + lower.sum())
 
 
-def benchmark_steps(model: WholeBodyModel, config: ControllerConfig, samples: int) -> list[str]:
+def benchmark_steps(
+    model: WholeBodyModel, settings: ControllerSettings, samples: int
+) -> list[str]:
     """The timing table (markdown lines)."""
     readings = standing_readings(model)
     lines = [
@@ -105,15 +107,16 @@ def benchmark_steps(model: WholeBodyModel, config: ControllerConfig, samples: in
         "| step | median | p99 | note |",
         "|---|---|---|---|",
     ]
-    period = config.control_period
-    ik_controller = WholeBodyController(model, replace(config, mode="ik"))
+    period = settings.control_period
+    ik_controller = WholeBodyController(model, settings.replace(mode="ik"))
     ik_controller.step(readings)
-    q_ik = ik_controller._q_ik.copy()
+    ik = ik_controller.mode.ik
+    q_ik = ik_controller.mode.q.copy()
     lines.append(
         _row(
             "IK step (pink build + proxqp)",
-            _timed(lambda: ik_controller.ik.step(q_ik, period), samples),
-            f"{model.nv} velocities, {len(ik_controller.ik.tasks)} tasks",
+            _timed(lambda: ik.step(q_ik, period), samples),
+            f"{model.nv} velocities, {len(ik.tasks)} tasks",
         )
     )
     counter = iter(range(10**9))
@@ -127,12 +130,11 @@ def benchmark_steps(model: WholeBodyModel, config: ControllerConfig, samples: in
             "estimator + IK + gravity feed-forward",
         )
     )
-    controller = WholeBodyController(model, replace(config, mode="torque"))
+    controller = WholeBodyController(model, settings.replace(mode="torque"))
     controller.step(readings)
-    qp = controller.last_qp
-    problem = qp.problem
+    problem = controller.mode.last_qp.problem
     n, n_eq, n_in = problem.dimensions
-    solver = controller.qp_solver
+    solver = controller.mode.solver
     x = solver.solve(problem)
     lines.append(
         _row(
@@ -201,13 +203,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--config", type=Path, default=Path("config/icub/controller.yaml"))
     parser.add_argument("--samples", type=int, default=500)
     args = parser.parse_args(argv)
-    config = (
-        ControllerConfig.from_yaml(args.config) if args.config.exists() else ControllerConfig()
+    settings = (
+        ControllerSettings.from_yaml(args.config) if args.config.exists() else ControllerSettings()
     )
-    model = WholeBodyModel.from_config(load_robot(config.robot))
+    model = WholeBodyModel.from_config(load_robot(settings.robot))
     source = args.config if args.config.exists() else "built-in defaults"
-    print(f"controller config: {source}")
-    for line in benchmark_steps(model, config, args.samples):
+    print(f"controller settings: {source}")
+    for line in benchmark_steps(model, settings, args.samples):
         print(line)
 
 

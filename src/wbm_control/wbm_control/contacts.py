@@ -103,6 +103,12 @@ class ContactSet:
         """Whether a sole is in contact."""
         return name in self._active
 
+    def ground_height(self) -> float:
+        """Mean height of the held soles in the world [m] (0 when none is held)."""
+        if not self._active:
+            return 0.0
+        return float(np.mean([c.placement.translation[2] for c in self._active.values()]))
+
     def support_polygon(self) -> np.ndarray:
         """(m, 2) convex hull of the active soles' corners, counter-clockwise (empty if none)."""
         corners = [c for contact in self._active.values() for c in contact.corners_in_world()]

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from wbm_control.base_estimator import BaseEstimate
+
+if TYPE_CHECKING:
+    from wbm_control.tasks.com_task import Balance
 
 
 @dataclass
@@ -47,3 +51,13 @@ class ControllerStatus:
     zmp_command: np.ndarray | None = None
     static_margin: float | None = None
     estimate: BaseEstimate | None = None
+
+    def record_balance(self, balance: Balance) -> None:
+        """The balance feedback's values (CoM, its reference and error, DCM, ZMP, margin)."""
+        self.com = balance.com
+        self.com_reference = balance.reference[0]
+        if balance.static_margin is not None:
+            self.static_margin = balance.static_margin
+        self.dcm = balance.dcm
+        self.zmp_command = balance.zmp
+        self.task_errors["com"] = balance.error

@@ -18,7 +18,7 @@ import numpy as np
 
 from wbm_bringup.closed_loop import run_closed_loop
 from wbm_control.controller import WholeBodyController
-from wbm_control.controller_config import ControllerConfig
+from wbm_control.controller_settings import ControllerSettings
 from wbm_description.registry import load_robot
 from wbm_description.whole_body_model import WholeBodyModel
 from wbm_dynamics.settings import SimulatorSettings
@@ -27,7 +27,7 @@ from wbm_dynamics.simulator import Simulator
 
 def largest_push(
     model: WholeBodyModel,
-    config: ControllerConfig,
+    config: ControllerSettings,
     direction: np.ndarray,
     *,
     contact_model: str,
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--contact-model", default="compliant", choices=["compliant", "rigid"])
     args = parser.parse_args(argv)
     config = (
-        ControllerConfig.from_yaml(args.config) if args.config.exists() else ControllerConfig()
+        ControllerSettings.from_yaml(args.config) if args.config.exists() else ControllerSettings()
     )
     model = WholeBodyModel.from_config(load_robot(config.robot))
     print(

@@ -1,4 +1,4 @@
-"""Message converters of the controller node (IMU, targets, commands, diagnostics).
+"""Message converters of the controller node (joints, IMU, targets, commands, diagnostics).
 
 The shared ones (JointState, Odometry, Wrench, Time) are in :mod:`wbm_description.ros.messages`.
 """
@@ -6,6 +6,7 @@ The shared ones (JointState, Odometry, Wrench, Time) are in :mod:`wbm_descriptio
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -16,7 +17,39 @@ from sensor_msgs.msg import Imu, JointState
 from wbm_control.controller_status import ControllerStatus
 from wbm_description.exceptions import InputError
 from wbm_description.robot_io import ImuReading, JointCommand
-from wbm_description.ros.messages import joint_state_message, time_from_seconds
+from wbm_description.ros.messages import (
+    joint_arrays_from_message,
+    joint_state_message,
+    time_from_seconds,
+)
+
+
+def stamp_nanoseconds(stamp: Any) -> int:
+    """A builtin_interfaces/Time as integer nanoseconds (exact: stamps are compared)."""
+    return stamp.sec * 1_000_000_000 + stamp.nanosec
+
+
+def joint_state_from_message(
+    message: JointState, joint_index: Mapping[str, int], ndof: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Positions [rad], velocities [rad/s] and efforts [N m] (or None) in model order.
+
+    Raises:
+        InputError: Unknown, repeated or missing joints, lengths that differ, NaN/inf values,
+            or no position or velocity.
+    """
+    arrays = joint_arrays_from_message(message, joint_index, require_all=True)
+    if arrays.position is None or arrays.velocity is None:
+        raise InputError("joint_states", "position and velocity of every joint")
+    positions = np.empty(ndof)
+    velocities = np.empty(ndof)
+    positions[arrays.indices] = arrays.position
+    velocities[arrays.indices] = arrays.velocity
+    efforts = None
+    if arrays.effort is not None:
+        efforts = np.empty(ndof)
+        efforts[arrays.indices] = arrays.effort
+    return positions, velocities, efforts
 
 
 def imu_from_message(message: Imu) -> ImuReading:

@@ -1,0 +1,268 @@
+"""The controller's settings, section by section as in ``config/<robot>/controller.yaml``.
+
+Every class is a frozen :class:`~wbm_description.settings.Settings` dataclass read by the one
+settings reader (``ControllerSettings.from_mapping`` / ``from_yaml``; the node declares them as
+parameters with :func:`~wbm_description.ros.node_runtime.declare_settings`): the top-level keys,
+then one class per section (``estimator``, ``com``, ``base_orientation``, ``posture``,
+``contact``, ``frame_tasks.<name>``, ``ik``, ``torque``). Unknown keys, wrong types and values
+out of range raise :class:`~wbm_description.exceptions.ConfigError` naming the source and the
+dotted key.
+
+Gains are per second and do not depend on the control rate: IK gains k [1/s] give the task
+velocity k e; torque-mode gains kp [1/s^2] and kd [1/s] give the task acceleration
+kp e + kd de/dt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from wbm_description.exceptions import ConfigError
+from wbm_description.settings import Settings, setting
+
+MODES = ("ik", "torque")
+TRIGGERS = ("timer", "inputs")
+
+
+def _weight(default: float, doc: str = "QP weight of the task") -> Any:
+    return setting(default, doc=doc, unit="-", ge=0.0)
+
+
+def _ik_gain(default: float) -> Any:
+    return setting(default, doc="IK gain k: the error is reduced at rate k", unit="1/s", ge=0.0)
+
+
+def _kp(default: float) -> Any:
+    return setting(default, doc="torque mode: stiffness of the task", unit="1/s^2", ge=0.0)
+
+
+def _kd(default: float) -> Any:
+    return setting(default, doc="torque mode: damping of the task", unit="1/s", ge=0.0)
+
+
+@dataclass(frozen=True)
+class TaskGains(Settings):
+    """Weight and gains of one task (the fields every task section has)."""
+
+    weight: float = _weight(1.0)
+    ik_gain: float = _ik_gain(10.0)
+    kp: float = _kp(100.0)
+    kd: float = _kd(20.0)
+
+
+@dataclass(frozen=True)
+class EstimatorSettings(Settings):
+    """``estimator:`` the base estimator's contact detection and filter."""
+
+    load_threshold: float = setting(
+        40.0, doc="a foot whose F/T normal force exceeds this is anchored", unit="N", ge=0.0
+    )
+    unload_threshold: float = setting(
+        20.0, doc="an anchored foot below this is released (hysteresis)", unit="N", ge=0.0
+    )
+    velocity_cutoff: float | None = setting(
+        10.0,
+        doc="low-pass cut-off of the base linear velocity (0: off)",
+        unit="Hz",
+        ge=0.0,
+        null=0.0,
+    )
+
+    def check(self) -> None:
+        """The release threshold is below the anchoring one."""
+        if self.unload_threshold > self.load_threshold:
+            raise ConfigError(
+                None,
+                "unload_threshold",
+                f"<= load_threshold ({self.load_threshold})",
+                self.unload_threshold,
+            )
+
+
+@dataclass(frozen=True)
+class ComSettings(TaskGains):
+    """``com:`` the centre-of-mass task and the balance feedback (target topic targets/com)."""
+
+    weight: float = _weight(100.0)
+    ik_gain: float = _ik_gain(10.0)
+    kp: float = _kp(50.0)
+    kd: float = _kd(14.0)
+    dcm_gain: float = setting(
+        3.0, doc="DCM proportional feedback gain k (horizontal)", unit="1/s", ge=0.0
+    )
+    ik_integral_gain: float = setting(
+        0.0,
+        doc="mode ik: integral action on the horizontal CoM error (clamped to 3 cm)",
+        unit="1/s",
+        ge=0.0,
+    )
+    zmp_margin: float = setting(
+        0.01, doc="the commanded ZMP stays this far inside the support polygon", unit="m", ge=0.0
+    )
+
+
+@dataclass(frozen=True)
+class BaseOrientationSettings(TaskGains):
+    """``base_orientation:`` keeps a frame (the pelvis) upright."""
+
+    weight: float = _weight(10.0)
+    ik_gain: float = _ik_gain(5.0)
+    kp: float = _kp(100.0)
+    kd: float = _kd(20.0)
+    frame: str = setting(
+        "root_link", doc="model frame whose orientation is regulated", nonempty=True
+    )
+
+
+@dataclass(frozen=True)
+class PostureSettings(TaskGains):
+    """``posture:`` regularization towards the robot config's initial posture."""
+
+    weight: float = _weight(0.1)
+    ik_gain: float = _ik_gain(2.0)
+    kp: float = _kp(25.0)
+    kd: float = _kd(10.0)
+
+
+@dataclass(frozen=True)
+class ContactSettings(TaskGains):
+    """``contact:`` held soles: their IK pose task and the torque mode's drift correction."""
+
+    weight: float = _weight(1000.0, doc="IK weight of a held sole's pose task")
+    ik_gain: float = _ik_gain(20.0)
+    kp: float = _kp(100.0)
+    kd: float = _kd(20.0)
+
+
+@dataclass(frozen=True)
+class FrameTaskSettings(TaskGains):
+    """``frame_tasks.<name>:`` a frame pose task (a hand, a foot); target topic targets/<name>.
+
+    The task's ``weight`` multiplies both ``position_weight`` and ``orientation_weight``.
+    """
+
+    weight: float = _weight(1.0)
+    ik_gain: float = _ik_gain(10.0)
+    kp: float = _kp(100.0)
+    kd: float = _kd(20.0)
+    frame: str = setting("", doc="model frame of the task", nonempty=True)
+    position_weight: float = setting(
+        1.0, doc="relative weight of the position error", unit="1/m", ge=0.0
+    )
+    orientation_weight: float = setting(
+        1.0, doc="relative weight of the orientation error", unit="1/rad", ge=0.0
+    )
+    max_reach: float = setting(
+        0.5,
+        doc="targets farther than this from the initial position are clamped",
+        unit="m",
+        gt=0.0,
+    )
+
+
+@dataclass(frozen=True)
+class IkSettings(Settings):
+    """``ik:`` mode "ik"."""
+
+    velocity_limit: float = setting(3.0, doc="joint velocity limit", unit="rad/s", gt=0.0)
+    configuration_limit_gain: float = setting(
+        0.5, doc="fraction of the distance to a position limit per step", unit="-", gt=0.0, le=1.0
+    )
+    damping: float = setting(1e-6, doc="Tikhonov damping of the IK QP", unit="-", ge=0.0)
+    gravity_feedforward: bool = setting(
+        True, doc="effort = contact-consistent gravity torques (with the DCM's CoM acceleration)"
+    )
+
+
+@dataclass(frozen=True)
+class TorqueSettings(Settings):
+    """``torque:`` mode "torque" (the whole-body QP)."""
+
+    wrench_weight: float = setting(
+        1e-5, doc="regularization of the contact wrenches", unit="1/N^2", ge=0.0
+    )
+    acceleration_regularization: float = setting(
+        1e-6, doc="regularization of the accelerations", unit="-", gt=0.0
+    )
+    min_normal_force: float = setting(
+        10.0, doc="lower bound of each held sole's normal force", unit="N", ge=0.0
+    )
+    servo_references: bool = setting(
+        False, doc="also send the predicted next joint state as servo references"
+    )
+    friction_compensation: bool = setting(
+        True, doc="add the model's joint friction to the torques (mode ik: to the feed-forward)"
+    )
+
+
+@dataclass(frozen=True)
+class ControllerSettings(Settings):
+    """Every setting of the controller; see ``config/icub/controller.yaml`` for each meaning."""
+
+    robot: str = setting(
+        "icub", doc="robot registry name or path to a robot config YAML", nonempty=True
+    )
+    mode: str = setting(
+        "torque", doc='"torque": whole-body QP torques; "ik": IK references', choices=MODES
+    )
+    control_rate: float = setting(500.0, doc="control loop rate", unit="Hz", ge=1.0, le=10000.0)
+    trigger: str = setting(
+        "timer",
+        doc='"timer": a step every 1/control_rate; "inputs": one step per robot sample',
+        choices=TRIGGERS,
+    )
+    stale_timeout: float = setting(
+        0.05, doc="inputs older than this switch to the safe hold command", unit="s", gt=0.0
+    )
+    use_ground_truth: bool = setting(
+        False, doc="subscribe ground_truth/odom instead of estimating (tests only)"
+    )
+    world_frame: str = setting(
+        "world", doc="frame_id of targets and of the published odom", nonempty=True
+    )
+    target_duration: float = setting(
+        1.0, doc="a new target is reached along a quintic of this duration", unit="s", ge=0.0
+    )
+    friction_coefficient: float = setting(
+        0.5, doc="mu of the contact wrench cone's friction pyramid", unit="-", gt=0.0
+    )
+    cop_margin: float = setting(
+        0.0,
+        doc="torque mode: each sole's CoP stays this far inside its edges",
+        unit="m",
+        ge=0.0,
+        le=0.03,
+    )
+    initial_contacts: tuple[str, ...] = setting(
+        ("left_foot", "right_foot"), doc="soles (robot config names) held from the start"
+    )
+    estimator: EstimatorSettings = setting(default_factory=EstimatorSettings)
+    com: ComSettings = setting(default_factory=ComSettings)
+    base_orientation: BaseOrientationSettings = setting(default_factory=BaseOrientationSettings)
+    posture: PostureSettings = setting(default_factory=PostureSettings)
+    contact: ContactSettings = setting(default_factory=ContactSettings)
+    frame_tasks: dict[str, FrameTaskSettings] = setting(default_factory=dict)
+    ik: IkSettings = setting(default_factory=IkSettings)
+    torque: TorqueSettings = setting(default_factory=TorqueSettings)
+
+    @property
+    def control_period(self) -> float:
+        """1 / control_rate [s]."""
+        return 1.0 / self.control_rate
+
+
+__all__ = [
+    "MODES",
+    "TRIGGERS",
+    "BaseOrientationSettings",
+    "ComSettings",
+    "ContactSettings",
+    "ControllerSettings",
+    "EstimatorSettings",
+    "FrameTaskSettings",
+    "IkSettings",
+    "PostureSettings",
+    "TaskGains",
+    "TorqueSettings",
+]

@@ -1,0 +1,190 @@
+"""Mode "ik": one differential-IK step per control period, as servo references.
+
+The IK (:class:`~wbm_control.differential_ik.DifferentialIK`, pink) integrates its own
+configuration q_ik, re-synchronized with the estimate at the start and after a safe hold. Its
+targets: the held soles at their anchors, the other frame tasks on their references (with
+feed-forward velocity), the base orientation, the posture, and the CoM reference moved by an
+integral of the horizontal CoM error (servo compliance leaves a steady offset; clamped to
+:data:`COM_INTEGRAL_LIMIT`). The command is q_ik and its velocity as joint references, and, with
+``ik.gravity_feedforward``, contact-consistent gravity torques as effort (the contact wrenches
+distributed for the DCM feedback's CoM acceleration; held soles that bear no load are left out).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pinocchio as pin
+
+from wbm_control.base_estimator import BaseEstimate
+from wbm_control.contact_feedforward import contact_consistent_torques
+from wbm_control.contacts import ActiveContact, ContactSet
+from wbm_control.controller_settings import ControllerSettings
+from wbm_control.controller_status import ControllerStatus
+from wbm_control.differential_ik import DifferentialIK
+from wbm_control.qp import DenseQPSolver
+from wbm_control.robot_kinematics import RobotKinematics
+from wbm_control.tasks import TaskSet
+from wbm_control.wrench_distribution import static_net_wrench
+from wbm_description.robot_io import JointCommand
+from wbm_description.whole_body_model import WholeBodyModel
+
+#: Largest horizontal CoM offset of the integral action [m].
+COM_INTEGRAL_LIMIT = 0.03
+
+
+def bearing_contacts(contacts: ContactSet, estimate: BaseEstimate) -> list[ActiveContact]:
+    """Held contacts that bear weight (F/T load): all held ones if none does.
+
+    A held sole that lifts off (a push rolls the robot onto the other foot) cannot push on
+    the ground: the feed-forward leaves its wrench out until its load returns.
+    """
+    active = contacts.active()
+    bearing = [c for c in active if c.sole.name in estimate.loaded_soles]
+    return bearing if bearing else active
+
+
+class IkMode:
+    """The IK mode's step (see the module docstring).
+
+    Args:
+        model: Whole-body model.
+        settings: Controller settings (the ``ik:``, ``com:`` and ``posture:`` sections).
+        tasks: The controller's tasks (their IK specs build the IK).
+
+    Attributes:
+        ik: The differential IK.
+        q: The IK's configuration (None before the first step).
+    """
+
+    name = "ik"
+
+    def __init__(self, model: WholeBodyModel, settings: ControllerSettings, tasks: TaskSet):
+        self.model = model
+        self.data = model.model.createData()
+        self.mass = model.total_mass
+        self.gravity = np.asarray(model.config.gravity, dtype=float)
+        specs = [task.ik_spec() for task in tasks.frames.values()]
+        specs.append(tasks.base_orientation.ik_spec())
+        self.ik = DifferentialIK(
+            model.model,
+            frame_tasks=specs,
+            com_cost=settings.com.weight,
+            com_gain=settings.com.ik_gain,
+            posture_cost=settings.posture.weight,
+            posture_gain=settings.posture.ik_gain,
+            velocity_limit=settings.ik.velocity_limit,
+            configuration_limit_gain=settings.ik.configuration_limit_gain,
+            damping=settings.ik.damping,
+        )
+        q_posture = pin.neutral(model.model)
+        q_posture[7:] = tasks.posture.reference
+        self.ik.set_posture_target(q_posture)
+        self.distribution_solver = DenseQPSolver(name="wrench_distribution")
+        self.q: np.ndarray | None = None
+        self._com_integral = np.zeros(2)
+
+    def reset(self) -> None:
+        """Forget the IK configuration and the CoM integral."""
+        self.q = None
+        self._com_integral = np.zeros(2)
+
+    def resync(self, q: np.ndarray) -> None:
+        """Continue the IK from the configuration q (the estimate)."""
+        self.q = q.copy()
+
+    def set_targets(
+        self,
+        kinematics: RobotKinematics,
+        tasks: TaskSet,
+        contacts: ContactSet,
+        t: float,
+        status: ControllerStatus,
+    ) -> None:
+        """The frame and base orientation targets of this step (task errors in ``status``)."""
+        held = {
+            tasks.task_of_sole[contact.sole.name]: contact.placement
+            for contact in contacts.active()
+        }
+        for name, task in tasks.frames.items():
+            if name in held:
+                self.ik.set_frame_target(name, held[name])
+                continue
+            pose, velocity_ref, _ = task.reference(t)
+            self.ik.set_frame_target(name, pose, velocity_ref[:3])
+            error = pose.translation - kinematics.placements[task.frame_id].translation
+            status.task_errors[name] = float(np.linalg.norm(error))
+        self.ik.set_frame_target(tasks.base_orientation.name, tasks.base_orientation.ik_target())
+
+    def com_target(
+        self, com: np.ndarray, com_reference: np.ndarray, gain: float, dt: float
+    ) -> np.ndarray:
+        """The CoM reference [m] moved by the integral of the horizontal CoM error."""
+        target = com_reference.copy()
+        self._com_integral += gain * dt * (com_reference[:2] - com[:2])
+        self._com_integral = np.clip(self._com_integral, -COM_INTEGRAL_LIMIT, COM_INTEGRAL_LIMIT)
+        target[:2] += self._com_integral
+        return target
+
+    def feedforward(
+        self,
+        estimate: BaseEstimate,
+        contacts: ContactSet,
+        com_acceleration: np.ndarray,
+        settings: ControllerSettings,
+    ) -> np.ndarray:
+        """Contact-consistent torques (ndof,) [N m], see :func:`contact_consistent_torques`."""
+        bearing = bearing_contacts(contacts, estimate)
+        net = static_net_wrench(self.mass, self.gravity)
+        net[:3] += self.mass * np.asarray(com_acceleration)
+        return contact_consistent_torques(
+            self.model,
+            self.data,
+            estimate.q,
+            contacts.active(),
+            net,
+            mu=settings.friction_coefficient,
+            solver=self.distribution_solver,
+            lifted=[c.sole.name for c in contacts.active() if c not in bearing],
+        )
+
+    def step(
+        self,
+        estimate: BaseEstimate,
+        tasks: TaskSet,
+        contacts: ContactSet,
+        t: float,
+        settings: ControllerSettings,
+        status: ControllerStatus,
+    ) -> JointCommand:
+        """One step; fills ``status`` (balance, task errors, solve time).
+
+        Raises:
+            NoSolutionFound: The IK's QP has no solution.
+        """
+        dt = settings.control_period
+        kinematics = RobotKinematics(
+            self.model.model, self.data, estimate.q, estimate.v, tasks.frame_ids, dynamics=False
+        )
+        balance = tasks.com.balance(kinematics, t, contacts)
+        status.record_balance(balance)
+        self.set_targets(kinematics, tasks, contacts, t, status)
+        c_ref, cd_ref, _ = balance.reference
+        target = self.com_target(kinematics.com, c_ref, settings.com.ik_integral_gain, dt)
+        self.ik.set_com_target(target, cd_ref)
+        solve_start = time.perf_counter()
+        q_next, v_ik = self.ik.step(self.q, dt)
+        status.solve_time = time.perf_counter() - solve_start
+        self.q = q_next
+        effort = None
+        if settings.ik.gravity_feedforward:
+            acc_xy = balance.acceleration_xy
+            effort = self.feedforward(
+                estimate, contacts, np.array([acc_xy[0], acc_xy[1], 0.0]), settings
+            )
+            if settings.torque.friction_compensation:
+                effort = effort - self.model.friction_torques(v_ik[6:])
+            limits = self.model.torque_limits
+            effort = np.clip(effort, -limits, limits)
+        return JointCommand(position=q_next[7:].copy(), velocity=v_ik[6:].copy(), effort=effort)

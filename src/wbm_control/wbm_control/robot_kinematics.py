@@ -1,0 +1,97 @@
+"""One control step's kinematics of the robot, computed once and then only read.
+
+Like pink's ``Configuration``, a :class:`RobotKinematics` promises that the quantities the tasks
+read (frame placements, velocities, Jacobians, drifts, CoM, mass matrix, bias forces) belong to
+the state (q, v) it was built from: the tasks and the QP builders query it, never a
+``pin.Data`` left in some state by an earlier call.
+
+Frames: placements in the world; frame velocities, drifts and Jacobians LOCAL_WORLD_ALIGNED
+(at the frame origin, world axes), linear part first; q and v in Pinocchio's layout (base
+twist in base axes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import pinocchio as pin
+
+LOCAL_WORLD_ALIGNED = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+
+
+class RobotKinematics:
+    """The kinematics (and, with ``dynamics``, the dynamics) of the robot at (q, v).
+
+    Args:
+        model: Pinocchio model (floating base).
+        data: Its scratch data (overwritten).
+        q: Configuration (nq,).
+        v: Velocity (nv,).
+        frame_ids: The frames the tasks will query.
+        dynamics: Also compute frame velocities, drifts and Jacobians, the CoM Jacobian, the
+            mass matrix and the bias forces (mode "torque"); without it only the CoM state and
+            the frame placements are computed (mode "ik").
+
+    Attributes:
+        q: Configuration.
+        v: Velocity.
+        com: CoM position in the world [m].
+        com_velocity: CoM velocity [m/s].
+        com_drift: CoM acceleration at zero joint acceleration (dJ_com/dt v) [m/s^2].
+        placements: Frame id to its placement in the world.
+        velocities: Frame id to its twist (6,) [m/s, rad/s] (dynamics only).
+        drifts: Frame id to dJ/dt v (6,), its classical acceleration at a = 0 [m/s^2, rad/s^2]
+            (dynamics only).
+        jacobians: Frame id to its Jacobian (6 x nv) (dynamics only).
+        com_jacobian: (3 x nv) (dynamics only).
+        mass_matrix: M (nv x nv), symmetric (dynamics only).
+        bias_forces: h = C(q, v) v + g(q) (nv,) [N, N m] (dynamics only).
+    """
+
+    def __init__(
+        self,
+        model: pin.Model,
+        data: pin.Data,
+        q: np.ndarray,
+        v: np.ndarray,
+        frame_ids: Iterable[int],
+        *,
+        dynamics: bool = True,
+    ):
+        self.q = q
+        self.v = v
+        frame_ids = set(frame_ids)
+        zero = np.zeros(model.nv)
+        pin.centerOfMass(model, data, q, v, zero)
+        self.com = data.com[0].copy()
+        self.com_velocity = data.vcom[0].copy()
+        self.com_drift = data.acom[0].copy()
+        self.velocities: dict[int, np.ndarray] = {}
+        self.drifts: dict[int, np.ndarray] = {}
+        self.jacobians: dict[int, np.ndarray] = {}
+        self.com_jacobian: np.ndarray | None = None
+        self.mass_matrix: np.ndarray | None = None
+        self.bias_forces: np.ndarray | None = None
+        if not dynamics:
+            pin.framesForwardKinematics(model, data, q)
+            self.placements = {fid: data.oMf[fid].copy() for fid in frame_ids}
+            return
+        # Drifts dJ/dt v: classical accelerations at a = 0 (forward kinematics with a = 0).
+        pin.forwardKinematics(model, data, q, v, zero)
+        for fid in frame_ids:
+            self.drifts[fid] = pin.getFrameClassicalAcceleration(
+                model, data, fid, LOCAL_WORLD_ALIGNED
+            ).vector
+            self.velocities[fid] = pin.getFrameVelocity(
+                model, data, fid, LOCAL_WORLD_ALIGNED
+            ).vector
+        pin.computeJointJacobians(model, data, q)
+        pin.updateFramePlacements(model, data)
+        for fid in frame_ids:
+            self.jacobians[fid] = pin.getFrameJacobian(model, data, fid, LOCAL_WORLD_ALIGNED)
+        self.placements = {fid: data.oMf[fid].copy() for fid in frame_ids}
+        self.com_jacobian = pin.jacobianCenterOfMass(model, data, q).copy()
+        M = pin.crba(model, data, q)
+        self.mass_matrix = np.triu(M) + np.triu(M, 1).T
+        self.bias_forces = pin.nonLinearEffects(model, data, q, v).copy()

@@ -1,0 +1,67 @@
+"""The base orientation task: keeps a frame (the pelvis) at its orientation in the posture.
+
+Error and velocities are angular, in world axes [rad, rad/s].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from wbm_control.controller_settings import BaseOrientationSettings
+from wbm_control.differential_ik import IkFrameTaskSpec
+from wbm_control.robot_kinematics import RobotKinematics
+from wbm_control.whole_body_qp import AccelerationTask
+
+
+class BaseOrientationTask:
+    """Orientation task of one frame towards a fixed rotation.
+
+    Args:
+        frame_id: Pinocchio id of the frame (``settings.frame``).
+        settings: Frame, weight and gains (``base_orientation:`` section).
+        rotation_reference: The frame's rotation to hold, in the world (3 x 3).
+    """
+
+    name = "base_orientation"
+
+    def __init__(
+        self, frame_id: int, settings: BaseOrientationSettings, rotation_reference: np.ndarray
+    ):
+        self.frame = settings.frame
+        self.frame_id = frame_id
+        self.settings = settings
+        self.rotation_reference = rotation_reference
+
+    def compute_error(self, kinematics: RobotKinematics) -> np.ndarray:
+        """log3(R* R^T) (3,) [rad], world axes."""
+        rotation = kinematics.placements[self.frame_id].rotation
+        return pin.log3(self.rotation_reference @ rotation.T)
+
+    def compute_jacobian(self, kinematics: RobotKinematics) -> np.ndarray:
+        """The angular rows of the frame's Jacobian (3 x nv)."""
+        return kinematics.jacobians[self.frame_id][3:6]
+
+    def compute_acceleration_task(
+        self, kinematics: RobotKinematics, error: np.ndarray
+    ) -> AccelerationTask:
+        """Torque mode: angular acceleration kp e - kd omega."""
+        s = self.settings
+        angular_velocity = kinematics.velocities[self.frame_id][3:6]
+        return AccelerationTask(
+            self.name,
+            self.compute_jacobian(kinematics),
+            kinematics.drifts[self.frame_id][3:6],
+            s.kp * error - s.kd * angular_velocity,
+            s.weight,
+        )
+
+    def ik_spec(self) -> IkFrameTaskSpec:
+        """The task in the IK: orientation only."""
+        return IkFrameTaskSpec(
+            self.name, self.frame, 0.0, self.settings.weight, self.settings.ik_gain
+        )
+
+    def ik_target(self) -> pin.SE3:
+        """The IK target (its position is not weighted)."""
+        return pin.SE3(self.rotation_reference, np.zeros(3))

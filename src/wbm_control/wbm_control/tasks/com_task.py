@@ -1,0 +1,166 @@
+"""The centre-of-mass task and its balance feedback.
+
+The CoM reference is a quintic trajectory towards the latest target. Horizontally the CoM
+follows the DCM feedback of the linear inverted pendulum (:class:`~wbm_control.balance.
+DcmStabilizer`), which picks the ZMP inside the support polygon and gives the CoM acceleration
+it implies; vertically a PD tracks the reference. Frames: world, z up; positions [m].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from wbm_control.balance import (
+    DcmStabilizer,
+    lip_natural_frequency,
+    project_into_polygon,
+    static_equilibrium_margin,
+)
+from wbm_control.contacts import ContactSet
+from wbm_control.controller_settings import ComSettings
+from wbm_control.exceptions import TargetRejected
+from wbm_control.robot_kinematics import RobotKinematics
+from wbm_control.tasks.frame_task import NOT_STARTED
+from wbm_control.trajectories import QuinticPointTrajectory
+from wbm_control.whole_body_qp import AccelerationTask
+
+#: Targets stay within this height of the initial CoM height [m].
+HEIGHT_RANGE = 0.1
+
+
+@dataclass(frozen=True)
+class Balance:
+    """The balance feedback of one step.
+
+    Attributes:
+        com: CoM position [m].
+        com_velocity: CoM velocity [m/s].
+        reference: CoM reference position [m], velocity [m/s] and acceleration [m/s^2].
+        acceleration_xy: Horizontal CoM acceleration the DCM feedback asks for [m/s^2].
+        zmp: Commanded ZMP (x, y, ground height) [m].
+        dcm: DCM c + cd / omega [m].
+        static_margin: Distance of the CoM's ground projection inside the support polygon
+            [m], None without a polygon (fewer than 3 corners).
+    """
+
+    com: np.ndarray
+    com_velocity: np.ndarray
+    reference: tuple[np.ndarray, np.ndarray, np.ndarray]
+    acceleration_xy: np.ndarray
+    zmp: np.ndarray
+    dcm: np.ndarray
+    static_margin: float | None
+
+    @property
+    def error(self) -> float:
+        """Distance of the CoM to its reference [m]."""
+        return float(np.linalg.norm(self.reference[0] - self.com))
+
+
+class ComTask:
+    """CoM task: reference, target clamping, DCM feedback and its QP task.
+
+    Args:
+        settings: Weights and gains (``com:`` section).
+        gravity: Gravity vector (3,) [m/s^2].
+    """
+
+    name = "com"
+
+    def __init__(self, settings: ComSettings, gravity: np.ndarray):
+        self.settings = settings
+        self.gravity = np.asarray(gravity, dtype=float)
+        self.stabilizer = DcmStabilizer(gain=settings.dcm_gain, zmp_margin=settings.zmp_margin)
+        self._trajectory: QuinticPointTrajectory | None = None
+        self._home: np.ndarray | None = None
+
+    # ------------------------------------------------------------------ reference
+
+    def start(self, com: np.ndarray, goal: np.ndarray, t: float, duration: float) -> None:
+        """Move the reference from the CoM at start to ``goal`` [m] in ``duration`` [s]."""
+        self._home = com.copy()
+        self._trajectory = QuinticPointTrajectory(com, goal, t, duration)
+
+    def reset(self) -> None:
+        """Forget the reference (until the next :meth:`start`)."""
+        self._trajectory = None
+        self._home = None
+
+    def set_target(
+        self, position: np.ndarray, t: float, duration: float, support_polygon: np.ndarray
+    ) -> np.ndarray:
+        """Move the reference from where it is at t to ``position`` [m] in ``duration`` [s].
+
+        The target is brought over the support polygon shrunk by the ZMP margin, and within
+        :data:`HEIGHT_RANGE` of the initial CoM height.
+
+        Returns:
+            The accepted (possibly clamped) target.
+
+        Raises:
+            TargetRejected: Not 3 finite coordinates, or before :meth:`start`.
+        """
+        target = np.array(position, dtype=float)
+        if target.shape != (3,) or not np.all(np.isfinite(target)):
+            raise TargetRejected(self.name, f"expected 3 finite coordinates, got {target!r}")
+        if self._trajectory is None:
+            raise TargetRejected(self.name, NOT_STARTED)
+        if len(support_polygon) >= 3:
+            target = project_into_polygon(target, support_polygon, self.settings.zmp_margin)
+        height = self._home[2]
+        target[2] = float(np.clip(target[2], height - HEIGHT_RANGE, height + HEIGHT_RANGE))
+        start, _, _ = self._trajectory.sample(t)
+        self._trajectory = QuinticPointTrajectory(start, target, t, max(duration, 1e-3))
+        return target
+
+    def reference(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Reference position [m], velocity [m/s] and acceleration [m/s^2] at t."""
+        return self._trajectory.sample(t)
+
+    # ------------------------------------------------------------------ feedback
+
+    def balance(self, kinematics: RobotKinematics, t: float, contacts: ContactSet) -> Balance:
+        """The DCM feedback at this step; the ZMP is kept in the held soles' support polygon."""
+        com, com_velocity = kinematics.com, kinematics.com_velocity
+        c_ref, cd_ref, cdd_ref = self._trajectory.sample(t)
+        ground = contacts.ground_height()
+        omega = lip_natural_frequency(max(com[2] - ground, 0.05), -self.gravity[2])
+        polygon = contacts.support_polygon()
+        acceleration_xy, zmp = self.stabilizer.com_acceleration(
+            com,
+            com_velocity,
+            c_ref,
+            cd_ref,
+            cdd_ref,
+            omega,
+            polygon if len(polygon) >= 3 else None,
+        )
+        return Balance(
+            com=com,
+            com_velocity=com_velocity,
+            reference=(c_ref, cd_ref, cdd_ref),
+            acceleration_xy=acceleration_xy,
+            zmp=np.array([zmp[0], zmp[1], ground]),
+            dcm=com + com_velocity / omega,
+            static_margin=(static_equilibrium_margin(com, polygon) if len(polygon) >= 3 else None),
+        )
+
+    def compute_jacobian(self, kinematics: RobotKinematics) -> np.ndarray:
+        """The CoM Jacobian (3 x nv)."""
+        return kinematics.com_jacobian
+
+    def compute_acceleration_task(
+        self, kinematics: RobotKinematics, balance: Balance
+    ) -> AccelerationTask:
+        """Torque mode: horizontally the DCM feedback's acceleration, vertically a PD."""
+        s = self.settings
+        com, com_velocity = kinematics.com, kinematics.com_velocity
+        c_ref, cd_ref, cdd_ref = balance.reference
+        desired = np.empty(3)
+        desired[:2] = balance.acceleration_xy
+        desired[2] = cdd_ref[2] + s.kp * (c_ref[2] - com[2]) + s.kd * (cd_ref[2] - com_velocity[2])
+        return AccelerationTask(
+            self.name, self.compute_jacobian(kinematics), kinematics.com_drift, desired, s.weight
+        )

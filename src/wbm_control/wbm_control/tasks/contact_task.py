@@ -1,0 +1,62 @@
+"""Held soles: each stays at its anchor (a constraint of the QP, drift-corrected).
+
+Errors and velocities (linear, angular) in world axes at the sole origin [m, rad].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from wbm_control.contacts import ActiveContact
+from wbm_control.controller_settings import ContactSettings
+from wbm_control.robot_kinematics import RobotKinematics
+from wbm_control.tasks.frame_task import pose_error
+from wbm_control.whole_body_qp import ContactConstraint
+
+
+class ContactTask:
+    """The constraint of a held sole and its wrench cone.
+
+    Args:
+        sole_frame_ids: Sole name to the Pinocchio id of its frame.
+        settings: Gains of the drift correction (``contact:`` section).
+        friction_coefficient: mu of the wrench cones [-].
+        cop_margin: The CoP stays this far inside each sole's edges [m].
+    """
+
+    def __init__(
+        self,
+        sole_frame_ids: dict[str, int],
+        settings: ContactSettings,
+        *,
+        friction_coefficient: float,
+        cop_margin: float,
+    ):
+        self.sole_frame_ids = dict(sole_frame_ids)
+        self.settings = settings
+        self.friction_coefficient = friction_coefficient
+        self.cop_margin = cop_margin
+
+    def compute_error(self, kinematics: RobotKinematics, contact: ActiveContact) -> np.ndarray:
+        """Pose error (6,) of the sole to its anchor [m, rad]."""
+        frame_id = self.sole_frame_ids[contact.sole.name]
+        return pose_error(contact.placement, kinematics.placements[frame_id])
+
+    def compute_constraint(
+        self, kinematics: RobotKinematics, contact: ActiveContact
+    ) -> ContactConstraint:
+        """J_c a + dJ_c v = kp e - kd J_c v, and the sole's wrench cone."""
+        frame_id = self.sole_frame_ids[contact.sole.name]
+        jacobian = kinematics.jacobians[frame_id]
+        velocity = jacobian @ kinematics.v
+        desired = (
+            self.settings.kp * self.compute_error(kinematics, contact)
+            - self.settings.kd * velocity
+        )
+        return ContactConstraint(
+            contact.sole.name,
+            jacobian,
+            kinematics.drifts[frame_id],
+            desired,
+            contact.cone(self.friction_coefficient, cop_margin=self.cop_margin),
+        )

@@ -1,0 +1,152 @@
+"""A frame pose task: a hand, a foot in swing, any frame of the model.
+
+The task owns its reference, a quintic pose trajectory towards the latest target (pink's
+``set_target``), and gives the error, Jacobian and desired acceleration of the frame at a
+:class:`~wbm_control.robot_kinematics.RobotKinematics` (pink's ``compute_error`` and
+``compute_jacobian``). Frames: poses in the world; errors, velocities and accelerations
+(linear, angular) in world axes at the frame origin.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from wbm_control.controller_settings import FrameTaskSettings
+from wbm_control.differential_ik import IkFrameTaskSpec
+from wbm_control.exceptions import TargetRejected
+from wbm_control.robot_kinematics import RobotKinematics
+from wbm_control.trajectories import QuinticPoseTrajectory
+from wbm_control.whole_body_qp import AccelerationTask
+
+#: What a pose reference is at one instant: (pose in the world, velocity (6,) [m/s, rad/s],
+#: acceleration (6,) [m/s^2, rad/s^2]), both in world axes, linear part first.
+PoseReference = tuple[pin.SE3, np.ndarray, np.ndarray]
+
+NOT_STARTED = "the controller has not started (no readings yet)"
+
+
+def pose_error(target: pin.SE3, current: pin.SE3) -> np.ndarray:
+    """(p* - p, log3(R* R^T)) in world axes [m, rad]: the twist that moves current to target."""
+    return np.concatenate(
+        [
+            target.translation - current.translation,
+            pin.log3(target.rotation @ current.rotation.T),
+        ]
+    )
+
+
+class FrameTask:
+    """Pose task of one frame, with its reference trajectory.
+
+    Args:
+        name: Task name (also names its target topic ``targets/<name>``).
+        frame_id: Pinocchio id of the frame.
+        settings: Frame, weights, gains and reach of the task.
+
+    Attributes:
+        weights: Per-row QP weights (6,): the task weight times the position weight (rows
+            0-2) and the orientation weight (rows 3-5).
+    """
+
+    def __init__(self, name: str, frame_id: int, settings: FrameTaskSettings):
+        self.name = name
+        self.frame = settings.frame
+        self.frame_id = frame_id
+        self.settings = settings
+        self.weights = settings.weight * np.array(
+            [settings.position_weight] * 3 + [settings.orientation_weight] * 3
+        )
+        self._trajectory: QuinticPoseTrajectory | None = None
+        self._home: np.ndarray | None = None
+
+    # ------------------------------------------------------------------ reference
+
+    def start(self, pose: pin.SE3, t: float) -> None:
+        """Hold the frame where it is at the start; targets are clamped around this position."""
+        self._home = pose.translation.copy()
+        self._trajectory = QuinticPoseTrajectory(pose, pose, t, 1.0)
+
+    def reset(self) -> None:
+        """Forget the reference (until the next :meth:`start`)."""
+        self._trajectory = None
+        self._home = None
+
+    def set_target(self, pose: pin.SE3, t: float, duration: float) -> pin.SE3:
+        """Move the reference from where it is at t to ``pose`` in ``duration`` [s].
+
+        A position farther than ``max_reach`` [m] from the start position is clamped onto that
+        sphere.
+
+        Returns:
+            The accepted (possibly clamped) pose.
+
+        Raises:
+            TargetRejected: NaN/inf, or before :meth:`start`.
+        """
+        if not np.all(np.isfinite(pose.homogeneous)):
+            raise TargetRejected(self.name, "the pose has NaN or inf values")
+        if self._trajectory is None:
+            raise TargetRejected(self.name, NOT_STARTED)
+        target = pose.copy()
+        reach = self.settings.max_reach
+        offset = target.translation - self._home
+        if np.linalg.norm(offset) > reach:
+            target.translation = self._home + offset * (reach / np.linalg.norm(offset))
+        start, _, _ = self._trajectory.sample(t)
+        self._trajectory = QuinticPoseTrajectory(start, target, t, max(duration, 1e-3))
+        return target
+
+    def hold(self, pose: pin.SE3, t: float) -> None:
+        """Make ``pose`` the reference from t on (a sole released where it is)."""
+        self._trajectory = QuinticPoseTrajectory(pose, pose, t, 1e-3)
+
+    def reference(self, t: float) -> PoseReference:
+        """The reference at t: pose, velocity and acceleration (see :data:`PoseReference`)."""
+        return self._trajectory.sample(t)
+
+    # ------------------------------------------------------------------ task-space quantities
+
+    def compute_error(self, kinematics: RobotKinematics, target: pin.SE3) -> np.ndarray:
+        """Pose error (6,) [m, rad] of the frame to ``target``, see :func:`pose_error`."""
+        return pose_error(target, kinematics.placements[self.frame_id])
+
+    def compute_jacobian(self, kinematics: RobotKinematics) -> np.ndarray:
+        """The frame's Jacobian (6 x nv), LOCAL_WORLD_ALIGNED."""
+        return kinematics.jacobians[self.frame_id]
+
+    def compute_acceleration_task(
+        self, kinematics: RobotKinematics, reference: PoseReference, error: np.ndarray
+    ) -> AccelerationTask:
+        """Torque mode: J a + dJ v = a_ref + kp e + kd (v_ref - v), weighted per row.
+
+        Args:
+            kinematics: The robot at this step (with dynamics).
+            reference: The reference at this step.
+            error: :meth:`compute_error` to the reference pose.
+        """
+        _, velocity_ref, acceleration_ref = reference
+        s = self.settings
+        desired = (
+            acceleration_ref
+            + s.kp * error
+            + s.kd * (velocity_ref - kinematics.velocities[self.frame_id])
+        )
+        return AccelerationTask(
+            self.name,
+            self.compute_jacobian(kinematics),
+            kinematics.drifts[self.frame_id],
+            desired,
+            self.weights,
+        )
+
+    def ik_spec(self) -> IkFrameTaskSpec:
+        """The task in the IK: its costs [1/m, 1/rad] and gain [1/s]."""
+        s = self.settings
+        return IkFrameTaskSpec(
+            self.name,
+            self.frame,
+            s.weight * s.position_weight,
+            s.weight * s.orientation_weight,
+            s.ik_gain,
+        )

@@ -1,0 +1,48 @@
+"""The posture task: joint positions towards a reference posture (a regularization).
+
+Joint positions [rad], velocities [rad/s]; the base is free.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from wbm_control.controller_settings import PostureSettings
+from wbm_control.robot_kinematics import RobotKinematics
+from wbm_control.whole_body_qp import AccelerationTask
+
+
+class PostureTask:
+    """Joint-space task towards ``reference``.
+
+    Args:
+        reference: Joint positions (ndof,) [rad], model order.
+        nv: Velocity dimension of the model (6 + ndof).
+        settings: Weight and gains (``posture:`` section).
+    """
+
+    name = "posture"
+
+    def __init__(self, reference: np.ndarray, nv: int, settings: PostureSettings):
+        self.reference = np.asarray(reference, dtype=float)
+        self.settings = settings
+        ndof = self.reference.shape[0]
+        self._selection = np.zeros((ndof, nv))
+        self._selection[:, nv - ndof :] = np.eye(ndof)
+        self._drift = np.zeros(ndof)
+
+    def compute_error(self, kinematics: RobotKinematics) -> np.ndarray:
+        """Reference minus joint positions (ndof,) [rad]."""
+        return self.reference - kinematics.q[7:]
+
+    def compute_jacobian(self, kinematics: RobotKinematics) -> np.ndarray:
+        """The joint selection S (ndof x nv), constant."""
+        return self._selection
+
+    def compute_acceleration_task(self, kinematics: RobotKinematics) -> AccelerationTask:
+        """Torque mode: joint accelerations kp e - kd dq."""
+        s = self.settings
+        desired = s.kp * self.compute_error(kinematics) - s.kd * kinematics.v[6:]
+        return AccelerationTask(
+            self.name, self.compute_jacobian(kinematics), self._drift, desired, s.weight
+        )

@@ -1,0 +1,159 @@
+"""Mode "torque": the whole-body QP over the tasks and the held soles gives the torques.
+
+One step: the robot's kinematics and dynamics at the estimate (:class:`RobotKinematics`), the
+balance feedback, one acceleration task per task (the frame tasks of held soles are constraints
+instead), one contact constraint per held sole, then :func:`build_whole_body_qp` and its solve
+(:meth:`TorqueMode.build` returns the QP for inspection, as pink's ``build_ik``). The torques
+get the model's joint friction added and are clipped to the torque limits; with
+``servo_references`` the predicted next joint state goes with them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from wbm_control.base_estimator import BaseEstimate
+from wbm_control.contacts import ActiveContact, ContactSet
+from wbm_control.controller_settings import ControllerSettings, TorqueSettings
+from wbm_control.controller_status import ControllerStatus
+from wbm_control.qp import DenseQPSolver
+from wbm_control.robot_kinematics import RobotKinematics
+from wbm_control.tasks import Balance, TaskSet
+from wbm_control.whole_body_qp import (
+    AccelerationTask,
+    ContactConstraint,
+    WholeBodyQP,
+    WholeBodySolution,
+    build_whole_body_qp,
+    solve_whole_body_qp,
+)
+from wbm_description.robot_io import JointCommand
+from wbm_description.whole_body_model import WholeBodyModel
+
+
+class TorqueMode:
+    """The torque mode's step (see the module docstring).
+
+    Args:
+        model: Whole-body model (its torque limits and friction are read at each step).
+
+    Attributes:
+        solver: The QP solver (its workspace is kept between steps: warm start).
+        last_qp: The QP of the last step, for inspection (tests, benchmark).
+    """
+
+    name = "torque"
+
+    def __init__(self, model: WholeBodyModel):
+        self.model = model
+        self.data = model.model.createData()
+        self.solver = DenseQPSolver(name="whole_body_qp")
+        self.last_qp: WholeBodyQP | None = None
+
+    def reset(self) -> None:
+        """Nothing to forget (the solver's warm start adapts)."""
+
+    def resync(self, q: np.ndarray) -> None:
+        """Nothing to re-synchronize: every step starts from the estimate."""
+
+    def acceleration_tasks(
+        self,
+        kinematics: RobotKinematics,
+        balance: Balance,
+        tasks: TaskSet,
+        held: Sequence[ActiveContact],
+        t: float,
+        status: ControllerStatus,
+    ) -> list[AccelerationTask]:
+        """CoM, base orientation, posture and the frame tasks of the soles not held."""
+        result = [tasks.com.compute_acceleration_task(kinematics, balance)]
+        error = tasks.base_orientation.compute_error(kinematics)
+        status.task_errors[tasks.base_orientation.name] = float(np.linalg.norm(error))
+        result.append(tasks.base_orientation.compute_acceleration_task(kinematics, error))
+        result.append(tasks.posture.compute_acceleration_task(kinematics))
+        held_tasks = tasks.held_task_names([contact.sole.name for contact in held])
+        for name, task in tasks.frames.items():
+            if name in held_tasks:
+                continue
+            reference = task.reference(t)
+            error = task.compute_error(kinematics, reference[0])
+            status.task_errors[name] = float(np.linalg.norm(error[:3]))
+            result.append(task.compute_acceleration_task(kinematics, reference, error))
+        return result
+
+    def build(
+        self,
+        kinematics: RobotKinematics,
+        acceleration_tasks: Sequence[AccelerationTask],
+        constraints: Sequence[ContactConstraint],
+        settings: TorqueSettings,
+    ) -> WholeBodyQP:
+        """The whole-body QP of this step."""
+        return build_whole_body_qp(
+            kinematics.mass_matrix,
+            kinematics.bias_forces,
+            constraints,
+            acceleration_tasks,
+            self.model.torque_limits,
+            wrench_weight=settings.wrench_weight,
+            acceleration_regularization=settings.acceleration_regularization,
+            min_normal_force=settings.min_normal_force,
+        )
+
+    def command(
+        self,
+        kinematics: RobotKinematics,
+        solution: WholeBodySolution,
+        settings: ControllerSettings,
+    ) -> JointCommand:
+        """Torques (friction added, clipped) and, if asked, the next joint state predicted."""
+        q, v = kinematics.q, kinematics.v
+        limits = self.model.torque_limits
+        torques = solution.torques
+        if settings.torque.friction_compensation:
+            torques = torques - self.model.friction_torques(v[6:])
+        torques = np.clip(torques, -limits, limits)
+        if settings.torque.servo_references:
+            dt = settings.control_period
+            a = solution.acceleration[6:]
+            return JointCommand(
+                position=q[7:] + v[6:] * dt + 0.5 * a * dt * dt,
+                velocity=v[6:] + a * dt,
+                effort=torques,
+            )
+        return JointCommand(effort=torques)
+
+    def step(
+        self,
+        estimate: BaseEstimate,
+        tasks: TaskSet,
+        contacts: ContactSet,
+        t: float,
+        settings: ControllerSettings,
+        status: ControllerStatus,
+    ) -> JointCommand:
+        """One step at the estimate; fills ``status`` (balance, task errors, solve time).
+
+        Raises:
+            NoSolutionFound: The QP has no solution.
+        """
+        kinematics = RobotKinematics(
+            self.model.model, self.data, estimate.q, estimate.v, tasks.frame_ids
+        )
+        balance = tasks.com.balance(kinematics, t, contacts)
+        status.record_balance(balance)
+        held = contacts.active()
+        qp = self.build(
+            kinematics,
+            self.acceleration_tasks(kinematics, balance, tasks, held, t, status),
+            [tasks.contact.compute_constraint(kinematics, contact) for contact in held],
+            settings.torque,
+        )
+        self.last_qp = qp
+        solve_start = time.perf_counter()
+        solution = solve_whole_body_qp(qp, self.solver)
+        status.solve_time = time.perf_counter() - solve_start
+        return self.command(kinematics, solution, settings)
