@@ -149,7 +149,7 @@ def test_lockstep_follows_position_and_effort_commands_exactly(tmp_path, probe, 
     gravity = panda.gravity_forces(q0)
     commands = [JointCommand(position=target)] * 150 + [JointCommand(effort=gravity)] * 50
     reference = Simulator(panda, SimulatorSettings())
-    with node_process(log, {"robot": "panda", "pacing": "lockstep", "control_period": 0.01}):
+    with node_process(log, {"robot": "panda", "pacing": "lockstep", "control_rate": 100.0}):
         probe.wait_for_connection()
         state = probe.messages["joint_states"][-1]
         assert stamp(state) == 0.0
