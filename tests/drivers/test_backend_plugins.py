@@ -10,7 +10,9 @@ import itertools
 from pathlib import Path
 
 import pytest
+import rclpy
 from driver_helpers import TEMPLATE, write_dist_info
+from rclpy.context import Context
 
 from wbm_description.exceptions import ConfigError
 from wbm_dynamics.backends.plugins import (
@@ -23,6 +25,7 @@ from wbm_dynamics.backends.simulator_backend import SimulatorBackend
 from wbm_dynamics.backends.template_driver import TemplateDriver, TemplateDriverSettings
 from wbm_dynamics.exceptions import BackendError
 from wbm_dynamics.noise import NoiseSettings, SensorNoise
+from wbm_dynamics.ros.robot_interface_node import RobotInterfaceNode
 from wbm_dynamics.settings import SimulatorSettings
 
 _counter = itertools.count()
@@ -123,4 +126,50 @@ def test_create_backend_passes_its_own_settings_or_reads_them_from_a_file(
         assert driver.settings.state_timeout == 0.2
         driver.advance(0.01)
         assert driver.read().joint_positions.shape == (icub.ndof,)
+    emulator.stop()
+
+
+def test_the_node_reads_the_driver_section_named_after_the_backend(install, icub, emulator):
+    """In-process node (own rclpy context): backend:=template_udp with its settings in the
+    parameters' template_udp section, read with the driver's own settings class."""
+    install({"template_udp": TEMPLATE})
+    context = Context()
+    rclpy.init(context=context)
+    try:
+        node = RobotInterfaceNode(
+            context=context,
+            cli_args=[
+                "--ros-args",
+                "-p",
+                "backend:=template_udp",
+                "-p",
+                f"template_udp.port:={emulator.port}",
+                "-p",
+                "template_udp.state_timeout:=0.5",
+                "-p",
+                "simulator.dt:=0.002",  # another backend's section: not read
+            ],
+        )
+        try:
+            assert isinstance(node.backend, TemplateDriver)
+            assert node.backend.settings == TemplateDriverSettings(
+                port=emulator.port, state_timeout=0.5
+            )
+        finally:
+            node.stop()
+            node.destroy_node()
+        with pytest.raises(ConfigError) as error:
+            RobotInterfaceNode(
+                context=context,
+                cli_args=[
+                    "--ros-args",
+                    "-p",
+                    "backend:=template_udp",
+                    "-p",
+                    "template_udp.prt:=1",
+                ],
+            )
+        assert error.value.key == "template_udp.prt"
+    finally:
+        rclpy.shutdown(context=context)
     emulator.stop()

@@ -98,6 +98,7 @@ class Engine(abc.ABC):
     dt: float
     _steps: int = 0
     _diverged: str | None = None
+    _pushes: list[Push]
 
     # ------------------------------------------------------------------ state
 
