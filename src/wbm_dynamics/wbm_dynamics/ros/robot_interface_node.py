@@ -147,8 +147,14 @@ class RobotInterfaceNode(WbmNode):
         self.backend.close()
 
     def _log(self, level: str, text: str) -> None:
+        # One call per severity: rclpy's logger refuses another severity from the same line.
         logger = self.get_logger()
-        {"info": logger.info, "warning": logger.warning, "error": logger.error}[level](text)
+        if level == "error":
+            logger.error(text)
+        elif level == "warning":
+            logger.warning(text)
+        else:
+            logger.info(text)
 
     # ------------------------------------------------------------------ outputs
 
