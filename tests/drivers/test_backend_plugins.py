@@ -135,40 +135,29 @@ def test_the_node_reads_the_driver_section_named_after_the_backend(install, icub
     install({"template_udp": TEMPLATE})
     context = Context()
     rclpy.init(context=context)
+
+    def node(*parameters: str) -> RobotInterfaceNode:
+        arguments = ["--ros-args", "-p", "backend:=template_udp"]
+        for parameter in parameters:
+            arguments += ["-p", parameter]
+        return RobotInterfaceNode(context=context, cli_args=arguments)
+
     try:
-        node = RobotInterfaceNode(
-            context=context,
-            cli_args=[
-                "--ros-args",
-                "-p",
-                "backend:=template_udp",
-                "-p",
-                f"template_udp.port:={emulator.port}",
-                "-p",
-                "template_udp.state_timeout:=0.5",
-                "-p",
-                "simulator.dt:=0.002",  # another backend's section: not read
-            ],
+        built = node(
+            f"template_udp.port:={emulator.port}",
+            "template_udp.state_timeout:=0.5",
+            "simulator.dt:=0.002",  # another backend's section: not read
         )
         try:
-            assert isinstance(node.backend, TemplateDriver)
-            assert node.backend.settings == TemplateDriverSettings(
+            assert isinstance(built.backend, TemplateDriver)
+            assert built.backend.settings == TemplateDriverSettings(
                 port=emulator.port, state_timeout=0.5
             )
         finally:
-            node.stop()
-            node.destroy_node()
+            built.stop()
+            built.destroy_node()
         with pytest.raises(ConfigError) as error:
-            RobotInterfaceNode(
-                context=context,
-                cli_args=[
-                    "--ros-args",
-                    "-p",
-                    "backend:=template_udp",
-                    "-p",
-                    "template_udp.prt:=1",
-                ],
-            )
+            node("template_udp.prt:=1")
         assert error.value.key == "template_udp.prt"
     finally:
         rclpy.shutdown(context=context)
