@@ -15,8 +15,15 @@ from pathlib import Path
 import numpy as np
 
 from wbm_dynamics.backends.plugins import ENTRY_POINT_GROUP
+from wbm_dynamics.backends.template_driver import TemplateDriver
 
 TEMPLATE = "wbm_dynamics.backends.template_driver:TemplateDriver"
+
+
+class BrokenSettingsBackend(TemplateDriver):
+    """A backend class whose settings_class is not a Settings class (refused by the loader)."""
+
+    settings_class = dict
 
 
 def write_dist_info(root: Path, entries: dict[str, str], name: str = "wbm-test-driver") -> Path:

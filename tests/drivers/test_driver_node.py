@@ -27,7 +27,9 @@ from wbm_dynamics.backends.simulator_backend import SimulatorBackend
 from wbm_dynamics.settings import SimulatorSettings
 
 TIMEOUT = 30.0  # [s] of wall time, start-up and DDS discovery included
-CHUNK = 0.004  # what the node advances per publication: publish_steps (2) x the 2 ms cycle [s]
+CHUNK = (
+    0.004  # what the node advances per publication (publish_rate 250 Hz): 2 x the 2 ms cycle [s]
+)
 
 pytestmark = pytest.mark.process
 
@@ -68,8 +70,10 @@ def test_node_publishes_the_driver_readings(ros_environment, emulator, icub, tmp
         # The robot paces a non-steppable backend: realtime pacing adds no sleeps of its own.
         "-p",
         "pacing:=realtime",
+        "-p",
+        "publish_rate:=250.0",
     ]
-    posture = SimulatorBackend(icub, SimulatorSettings()).posture_command()
+    posture = SimulatorBackend(icub, SimulatorSettings()).hold_posture_command()
     context = rclpy.Context()
     rclpy.init(context=context)
     with open(log_path, "w") as log:

@@ -43,7 +43,7 @@ def connect(emulator, **settings) -> TemplateDriver:
 @pytest.fixture()
 def posture(icub) -> JointCommand:
     """iCub's standing command: initial posture plus the static torques of standing."""
-    return SimulatorBackend(icub, SimulatorSettings()).posture_command()
+    return SimulatorBackend(icub, SimulatorSettings()).hold_posture_command()
 
 
 @pytest.fixture()
@@ -60,6 +60,10 @@ def test_readings_have_the_names_units_and_signs_of_the_simulator(emulator, icub
             driver.advance(0.01)
             readings.append(driver.read())
         description = driver.description
+        # The base class's posture command, from the model: the same for a driver.
+        hold = driver.hold_posture_command()
+        np.testing.assert_array_equal(hold.position, posture.position)
+        np.testing.assert_array_equal(hold.effort, posture.effort)
     dump = emulator.stop()
 
     assert description.joint_names == icub.joint_names
@@ -261,15 +265,29 @@ def test_command_watchdog_sends_damping_then_the_firmware_takes_over(emulator, i
 def test_settings_from_file_name_the_wrong_key(tmp_path):
     path = tmp_path / "driver.yaml"
     path.write_text("host: 127.0.0.1\nport: 50200\nstate_timeout: 0.05\n")
-    settings = TemplateDriverSettings.from_file(path)
+    settings = TemplateDriverSettings.from_yaml(path)
     assert (settings.port, settings.state_timeout, settings.period) == (50200, 0.05, 0.002)
+    # The same as a ROS parameters file (the form of the node's own section).
+    ros = tmp_path / "driver_params.yaml"
+    ros.write_text("/**:\n  ros__parameters:\n    port: 50200\n    state_timeout: 0.05\n")
+    assert TemplateDriverSettings.from_yaml(ros) == settings
     path.write_text("port: 50200\nstate_timout: 0.05\n")
     with pytest.raises(ConfigError, match="key 'state_timout': expected one of"):
-        TemplateDriverSettings.from_file(path)
+        TemplateDriverSettings.from_yaml(path)
     path.write_text("state_timeout: -1\n")
     with pytest.raises(ConfigError, match=r"driver.yaml: key 'state_timeout'.*got -1"):
-        TemplateDriverSettings.from_file(path)
+        TemplateDriverSettings.from_yaml(path)
+    path.write_text("port: 0\n")
+    with pytest.raises(ConfigError, match=r"driver.yaml: key 'port'"):
+        TemplateDriverSettings.from_yaml(path)
+    path.write_text("host: ''\n")
+    with pytest.raises(ConfigError, match=r"driver.yaml: key 'host'"):
+        TemplateDriverSettings.from_yaml(path)
+    path.write_text("command_timeout: 0\nperiod: 0\n")  # 0 disables the one, not the other
+    with pytest.raises(ConfigError, match=r"driver.yaml: key 'period'"):
+        TemplateDriverSettings.from_yaml(path)
     with pytest.raises(ConfigError, match="key 'port'"):
         TemplateDriverSettings(port=70000)
     with pytest.raises(ConfigError, match="readable YAML"):
-        TemplateDriverSettings.from_file(tmp_path / "missing.yaml")
+        TemplateDriverSettings.from_yaml(tmp_path / "missing.yaml")
+    assert TemplateDriver.settings_class is TemplateDriverSettings

@@ -1,4 +1,8 @@
-"""Helpers of the simulator tests: a free-flying cube model and its contact points."""
+"""Helpers of the simulator tests: a free-flying cube model and its contact points.
+
+Also a backend of a real robot that is never reached (for what the base class and the node
+decide before any I/O).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import numpy as np
 import pinocchio as pin
 
 from wbm_description import WholeBodyModel
+from wbm_dynamics.backends import RobotBackend
 from wbm_dynamics.contact_points import ContactPointSpec
 
 BOX_MASS = 10.0  # [kg]
@@ -47,3 +52,19 @@ def box_resting_configuration(height: float = BOX_SIZE / 2) -> np.ndarray:
     q = pin.neutral(make_box_model().model)
     q[2] = height
     return q
+
+
+class UnreachedHardware(RobotBackend):
+    """A real robot's backend (not steppable) that must not be called: only its defaults are."""
+
+    description = None
+    time = 0.0
+
+    def read(self):
+        raise AssertionError("read() called")
+
+    def write(self, command):
+        raise AssertionError("write() called")
+
+    def advance(self, duration):
+        raise AssertionError("advance() called")

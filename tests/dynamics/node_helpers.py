@@ -23,7 +23,7 @@ from std_srvs.srv import Trigger
 from wbm_description.ros.messages import seconds_from_time
 
 ROOT = Path(__file__).resolve().parents[2]
-PARAMS_FILE = ROOT / "config" / "icub" / "simulator.yaml"
+PARAMS_FILE = ROOT / "config" / "icub" / "robot_interface.yaml"
 RELIABLE = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 
 

@@ -149,7 +149,7 @@ def test_lockstep_follows_position_and_effort_commands_exactly(tmp_path, probe, 
     gravity = panda.gravity_forces(q0)
     commands = [JointCommand(position=target)] * 150 + [JointCommand(effort=gravity)] * 50
     reference = Simulator(panda, SimulatorSettings())
-    with node_process(log, {"robot": "panda", "pacing": "lockstep", "control_period": 0.01}):
+    with node_process(log, {"robot": "panda", "pacing": "lockstep", "control_rate": 100.0}):
         probe.wait_for_connection()
         state = probe.messages["joint_states"][-1]
         assert stamp(state) == 0.0
@@ -226,7 +226,7 @@ def test_watchdog_puts_the_joints_in_damping_mode_and_commands_resume(tmp_path, 
     kd = np.array([10.0, 10.0, 10.0, 10.0, 2.0, 2.0, 2.0])  # panda.yaml servo damping
     effort = panda.gravity_forces(panda.initial_configuration())  # holds the arm still
     timeout = 0.2
-    with node_process(log, {"robot": "panda", "command_timeout": timeout}):
+    with node_process(log, {"robot": "panda", "command_timeout": timeout}) as process:
         probe.wait_for_connection()
         assert probe.call("reset").success  # start from the initial posture (it fell meanwhile)
         for _ in range(10):
@@ -257,3 +257,8 @@ def test_watchdog_puts_the_joints_in_damping_mode_and_commands_resume(tmp_path, 
             "the joints following the command again",
         )
         probe.spin_until(lambda: "resumed" in read_log(log), 10.0, "the resume log")
+        # Logging a warning, then an info line, then going on: the node is still running.
+        count = len(states)
+        probe.spin_until(lambda: len(states) > count + 10, 10.0, "joint_states after the resume")
+        assert process.poll() is None, read_log(log)
+    assert "Traceback" not in read_log(log), read_log(log)

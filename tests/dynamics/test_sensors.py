@@ -6,7 +6,7 @@ import numpy as np
 import pinocchio as pin
 
 from wbm_description.robot_io import JointCommand
-from wbm_dynamics.settings import NoiseSettings, SimulatorSettings
+from wbm_dynamics.settings import SimulatorSettings
 from wbm_dynamics.simulator import Simulator
 
 
@@ -83,25 +83,3 @@ def test_foot_wrench_is_the_rate_of_momentum_of_the_foot(icub_free):
     # A sign, frame or mass error would be O(1) N and would not shrink with dt.
     assert fine < 3e-3
     assert coarse / fine > 5.0
-
-
-def test_noise_is_seeded_and_has_the_configured_spread(icub):
-    noise = NoiseSettings(joint_position=1e-3, imu_angular_velocity=0.01, ft_force=0.5)
-    settings = SimulatorSettings(noise=noise, seed=7)
-    first = Simulator(icub, settings)
-    second = Simulator(icub, settings)
-    samples = [first.readings() for _ in range(400)]
-    repeat = [second.readings() for _ in range(400)]
-    for a, b in zip(samples, repeat, strict=True):
-        np.testing.assert_array_equal(a.joint_positions, b.joint_positions)
-        np.testing.assert_array_equal(a.wrenches["left_foot"], b.wrenches["left_foot"])
-    truth = icub.joint_positions(first.q)
-    errors = np.array([s.joint_positions - truth for s in samples]).ravel()
-    # 11600 samples: the sample std is within 3 % of sigma with overwhelming probability.
-    np.testing.assert_allclose(errors.std(), 1e-3, rtol=0.03)
-    np.testing.assert_allclose(errors.mean(), 0.0, atol=1e-4)
-    gyros = np.array([s.imu.angular_velocity for s in samples]).ravel()
-    np.testing.assert_allclose(gyros.std(), 0.01, rtol=0.1)
-    # Off by default: exact readings.
-    exact = Simulator(icub, SimulatorSettings()).readings()
-    np.testing.assert_array_equal(exact.joint_positions, truth)

@@ -17,21 +17,18 @@ def test_defaults_are_the_documented_ones():
     assert settings.dt == 1e-3
     assert settings.integrator == "semi_implicit_euler"
     assert settings.contact_model == "compliant"
-    assert not settings.noise.enabled
-    assert settings.boxes == ()
+    assert settings.boxes == {}
 
 
-def test_from_dict_reads_nested_sections_and_boxes():
-    settings = SimulatorSettings.from_dict(
+def test_from_mapping_reads_nested_sections_and_boxes():
+    settings = SimulatorSettings.from_mapping(
         {
             "dt": 0.0005,
             "integrator": "rk4",
             "contact_model": "rigid",
             "compliant": {"stiffness": 2e6, "tangential_damping": 100.0},
             "rigid": {"solver": "pgs", "max_iterations": 50},
-            "noise": {"ft_force": 0.2},
             "boxes": {"step": {"center": [0.5, 0, 0.05], "size": [0.4, 1, 0.1]}},
-            "seed": 3,
         },
         source="sim.yaml",
     )
@@ -40,8 +37,21 @@ def test_from_dict_reads_nested_sections_and_boxes():
     assert settings.compliant.tangential_damping_value == 100.0
     assert settings.compliant.tangential_stiffness_value == 2e6  # defaults to the normal one
     assert settings.rigid.solver == "pgs" and settings.rigid.max_iterations == 50
-    assert settings.noise.ft_force == 0.2 and settings.noise.enabled
-    assert settings.boxes == (Box("step", (0.5, 0.0, 0.05), (0.4, 1.0, 0.1)),)
+    assert settings.boxes == {"step": Box("step", (0.5, 0.0, 0.05), (0.4, 1.0, 0.1))}
+    # The ROS form of the named sections (parameters cannot hold a list of mappings), and the
+    # ROS encoding of an unset tangential constant (0: the same as the normal one).
+    ros = SimulatorSettings.from_mapping(
+        {
+            "boxes": {
+                "names": ["step"],
+                "step": {"center": [0.5, 0, 0.05], "size": [0.4, 1, 0.1]},
+            },
+            "compliant": {"tangential_stiffness": 0.0},
+        }
+    )
+    assert ros.boxes == settings.boxes
+    assert ros.compliant.tangential_stiffness is None
+    assert ros.compliant.tangential_stiffness_value == ros.compliant.stiffness
 
 
 @pytest.mark.parametrize(
@@ -55,18 +65,41 @@ def test_from_dict_reads_nested_sections_and_boxes():
         ({"compliant": {"stifness": 1e6}}, "compliant.stifness"),
         ({"rigid": {"solver": "lemke"}}, "rigid.solver"),
         ({"rigid": {"max_iterations": 2.5}}, "rigid.max_iterations"),
-        ({"noise": {"ft_force": -1.0}}, "noise.ft_force"),
-        ({"boxes": [{"name": "a", "center": [0, 0], "size": [1, 1, 1]}]}, "boxes[0].center"),
-        ({"boxes": [{"name": "a", "center": [0, 0, 0], "size": [1, 0, 1]}]}, "boxes[0].size"),
-        ({"seed": -2}, "seed"),
+        ({"rigid": {"penetration_correction": 1.5}}, "rigid.penetration_correction"),
+        ({"compliant": {"tangential_stiffness": -1.0}}, "compliant.tangential_stiffness"),
+        ({"boxes": {"a": {"center": [0, 0], "size": [1, 1, 1]}}}, "boxes.a.center"),
+        ({"boxes": {"a": {"center": [0, 0, 0], "size": [1, 0, 1]}}}, "boxes.a.size"),
+        ({"boxes": {"a": {"size": [1, 1, 1]}}}, "boxes.a.center"),
+        ({"boxes": {"a": {"center": [0, 0, 0]}}}, "boxes.a.size"),
+        (
+            {"boxes": {"a": {"center": [0, 0, 0], "size": [1, 1, 1], "friction": -1}}},
+            "boxes.a.friction",
+        ),
+        ({"boxes": [{"name": "a", "center": [0, 0, 0], "size": [1, 1, 1]}]}, "boxes"),
+        ({"boxes": {"names": ["a"]}}, "boxes.a"),
+        ({"max_speed": 0.0}, "max_speed"),
         ({"gravity": [0, 0, -9.81]}, "gravity"),
     ],
 )
-def test_from_dict_rejects_bad_values_naming_the_key(values, key):
+def test_from_mapping_rejects_bad_values_naming_the_key(values, key):
     with pytest.raises(ConfigError) as error:
-        SimulatorSettings.from_dict(values, source="sim.yaml")
+        SimulatorSettings.from_mapping(values, source="sim.yaml")
     assert error.value.key == key
     assert "sim.yaml" in str(error.value)
+
+
+def test_boxes_built_in_code_are_checked_too():
+    box = Box("step", (0.0, 0.0, 0.0), (1.0, 1.0, 1.0))
+    assert SimulatorSettings(boxes={"step": box}).boxes["step"] is box
+    with pytest.raises(ConfigError) as error:
+        SimulatorSettings(boxes={"other": box})  # a box is named by its section
+    assert error.value.key == "boxes.other.name"
+    with pytest.raises(ConfigError) as error:
+        SimulatorSettings(boxes=(box,))  # named sections, not a list
+    assert error.value.key == "boxes"
+    with pytest.raises(ConfigError) as error:
+        Box("step", (0.0, 0.0, 0.0), (1.0, -1.0, 1.0))
+    assert error.value.key == "size"
 
 
 def test_signed_distance_and_normals_of_the_ground_and_a_box():
@@ -113,7 +146,7 @@ def test_rotated_box_normals_follow_its_orientation():
 @pytest.mark.parametrize("contact_model", ["compliant", "rigid"])
 def test_cube_rests_on_an_environment_box(box_model, contact_model):
     platform = Box("platform", center=(0.0, 0.0, 0.15), size=(1.0, 1.0, 0.3), friction=0.5)
-    settings = SimulatorSettings(contact_model=contact_model, boxes=(platform,))
+    settings = SimulatorSettings(contact_model=contact_model, boxes={"platform": platform})
     sim = Simulator(box_model, settings, contact_points=box_corners())
     sim.reset(box_resting_configuration(0.3 + BOX_SIZE / 2 + 0.02))  # 2 cm above the platform
     sim.step(1500)

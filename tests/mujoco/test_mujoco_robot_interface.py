@@ -2,7 +2,8 @@
 
 The node is run in-process (lockstep pacing, its own namespace and rclpy context) with the
 ``mujoco`` backend (built in: ``wbm_dynamics.backends.BACKENDS``); a client node answers each
-joint state with the standing command.
+joint state with the standing command. The node's core, the pacing loop, holds iCub's posture at
+start on MuJoCo as it does on our simulator.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 import time
 
 import numpy as np
+import pytest
 import rclpy
 from geometry_msgs.msg import WrenchStamped
 from rclpy.executors import SingleThreadedExecutor
@@ -19,8 +21,10 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 from wbm_dynamics.backends import BACKENDS
+from wbm_dynamics.interface_settings import RobotInterfaceSettings
 from wbm_dynamics.mujoco.backend import MujocoBackend
 from wbm_dynamics.mujoco.scenarios import standing_command
+from wbm_dynamics.pacing import PacingLoop
 from wbm_dynamics.ros.robot_interface_node import RobotInterfaceNode
 
 TIMEOUT = 20.0  # [s] of wall time, DDS discovery included
@@ -40,7 +44,7 @@ def test_robot_interface_node_hosts_mujoco(icub):
             parameter_overrides=[
                 Parameter("backend", value="mujoco"),
                 Parameter("pacing", value="lockstep"),
-                Parameter("control_period", value=0.01),
+                Parameter("control_rate", value=100.0),
                 Parameter("command_timeout", value=0.0),
             ],
         )
@@ -95,3 +99,51 @@ def test_robot_interface_node_hosts_mujoco(icub):
 
 def _stamp(message) -> float:
     return message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec
+
+
+class _NoWait:
+    """A wall clock that never waits (as fast as possible does not sleep anyway)."""
+
+    def now(self) -> float:
+        return 0.0
+
+    def sleep(self, seconds: float) -> None:
+        pass
+
+
+def _stand(model, hold: bool, seconds: float) -> list:
+    """The robot-interface core on MuJoCo, no controller: the base states it publishes."""
+    published, logs = [], []
+    loop = PacingLoop(
+        MujocoBackend(model),
+        RobotInterfaceSettings(pacing="as_fast_as_possible", hold_posture_at_start=hold),
+        publish=published.append,
+        log=lambda level, text: logs.append(text),
+        clock=_NoWait(),
+    )
+    loop.start(thread=False)
+    while loop.backend.time < seconds - 1e-9:
+        loop.run_once()
+    assert not logs  # no divergence, no watchdog (nothing was ever commanded)
+    return published
+
+
+def test_hold_posture_at_start_keeps_icub_standing_on_mujoco(icub):
+    """2 s with no controller. Held by its servos at the config's gains (100 N m/rad on the
+    legs) plus the static standing torques, iCub stays up: the base within 5 mm of its initial
+    height and 3 cm horizontally, every joint within 0.03 rad of the initial posture. (It leans
+    forward slowly, as on our simulator: 1.3 cm at 2 s, 6 cm at 5 s, measured; the hold is a
+    start-up aid, not a balance controller.) Limp, iCub collapses: its base is more than 0.3 m
+    lower within 0.5 s."""
+    start = icub.initial_configuration()
+    held = _stand(icub, True, 2.0)
+    assert held[-1].time == pytest.approx(2.0, abs=1e-9)
+    for outputs in held:
+        base = outputs.base.configuration
+        assert abs(base[2] - start[2]) < 5e-3, outputs.time
+        assert np.linalg.norm(base[:2] - start[:2]) < 0.03, outputs.time
+    np.testing.assert_allclose(
+        held[-1].readings.joint_positions, icub.initial_posture, rtol=0.0, atol=0.03
+    )
+    limp = _stand(icub, False, 0.5)
+    assert limp[-1].base.configuration[2] < start[2] - 0.3

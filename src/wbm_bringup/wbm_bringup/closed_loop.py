@@ -1,35 +1,18 @@
-"""Run the controller in closed loop with an in-process robot backend (tests, benchmarks).
+"""Run the controller in closed loop with an in-process engine (tests, benchmarks).
 
-The backend is anything with the simulator's small interface (``readings()``,
-``set_command(command)``, ``step(n)``, ``time``): wbm_control never imports a simulator, the
-caller injects one. The controller only sees :class:`RobotReadings`, as over the robot topics.
+The robot is an engine (:class:`wbm_dynamics.engine.Engine`: our simulator or MuJoCo), driven
+through the engine protocol only (``readings()``, ``set_command(command)``, ``step(n)``,
+``time``): wbm_control never imports an engine, the caller injects one. The controller only sees
+:class:`RobotReadings`, as over the robot topics.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from wbm_control.controller import WholeBodyController
-from wbm_description.robot_io import JointCommand, RobotReadings
-
-
-class RobotBackend(Protocol):
-    """What the closed loop needs from a robot (the simulator core has it)."""
-
-    @property
-    def time(self) -> float:
-        """Robot time [s]."""
-
-    def readings(self) -> RobotReadings:
-        """Current sensor readings."""
-
-    def set_command(self, command: JointCommand) -> None:
-        """Hold a joint command until the next."""
-
-    def step(self, n: int = 1) -> None:
-        """Advance n robot time steps."""
+from wbm_dynamics.engine import Engine
 
 
 @dataclass
@@ -43,7 +26,7 @@ class ClosedLoopLog:
 
 def run_closed_loop(
     controller: WholeBodyController,
-    robot: RobotBackend,
+    engine: Engine,
     duration: float,
     *,
     robot_steps_per_control: int,
@@ -51,30 +34,30 @@ def run_closed_loop(
     events: dict[float, Callable[[], None]] | None = None,
     stop: Callable[[], bool] | None = None,
 ) -> ClosedLoopLog:
-    """Step controller and robot for ``duration`` seconds of robot time.
+    """Step controller and engine for ``duration`` seconds of simulated time.
 
     Args:
-        controller: The controller (its readings come from ``robot.readings()`` only).
-        robot: The robot backend.
-        duration: Robot time to run [s] (from its current time).
-        robot_steps_per_control: Robot steps per control period (control period / robot dt).
-        record: Called after each control step with the robot time; its result is logged.
-        events: Robot time [s] -> action, run once at the first control step at or after it.
+        controller: The controller (its readings come from ``engine.readings()`` only).
+        engine: The simulated robot.
+        duration: Simulated time to run [s] (from the engine's current time).
+        robot_steps_per_control: Engine steps per control period (control period / engine dt).
+        record: Called after each control step with the engine's time; its result is logged.
+        events: Simulated time [s] -> action, run once at the first control step at or after it.
         stop: Ends the run early when it returns True (e.g. a fall).
     """
     log = ClosedLoopLog()
     pending = sorted((events or {}).items())
-    end = robot.time + duration
-    while robot.time < end - 1e-9:
-        while pending and pending[0][0] <= robot.time + 1e-9:
+    end = engine.time + duration
+    while engine.time < end - 1e-9:
+        while pending and pending[0][0] <= engine.time + 1e-9:
             pending.pop(0)[1]()
-        command = controller.step(robot.readings())
+        command = controller.step(engine.readings())
         log.safe_steps += int(controller.status.safe)
-        robot.set_command(command)
-        robot.step(robot_steps_per_control)
-        log.times.append(robot.time)
+        engine.set_command(command)
+        engine.step(robot_steps_per_control)
+        log.times.append(engine.time)
         if record is not None:
-            log.records.append(record(robot.time))
+            log.records.append(record(engine.time))
         if stop is not None and stop():
             break
     return log

@@ -1,41 +1,43 @@
-"""Settings of the robot-interface node, validated in the core (the node only maps parameters).
+"""Settings of the robot-interface node, validated in the core (the node only declares them).
 
-The node's parameters (``config/<robot>/simulator.yaml``, a ROS 2 params file) are a nested
-mapping: node-level keys (robot, backend, pacing, rates, watchdog, frames) and a ``simulator``
-section with the fields of :class:`~wbm_dynamics.settings.SimulatorSettings`. Two ROS-specific
-encodings are undone here: environment boxes come as ``box_names`` plus ``boxes.<name>.*``
-(ROS parameters cannot hold a list of mappings), and a tangential contact constant of 0 means
-"the same as the normal one" (ROS parameters cannot be null).
+The node's parameters file (``config/<robot>/robot_interface.yaml``, a ROS 2 parameters file)
+holds the node-level keys of :class:`RobotInterfaceSettings` (robot, backend, pacing, rates,
+watchdog, frames, the sensor ``noise`` section and its ``seed``), and one section per backend,
+named after it: ``simulator:`` (:class:`~wbm_dynamics.settings.SimulatorSettings`), ``mujoco:``
+(:class:`~wbm_dynamics.mujoco.settings.MujocoSettings`), a driver's own section. The node reads
+the section of the backend it hosts (or the file ``backend_config`` names) with that backend's
+``settings_class``; sections of other backends are ignored, and any other unknown key is an
+error.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import ClassVar
 
-from wbm_description.exceptions import ConfigError
-from wbm_dynamics.settings import SimulatorSettings
+from wbm_description.settings import Settings, setting
+from wbm_dynamics.noise import NoiseSettings
 
 PACINGS = ("realtime", "as_fast_as_possible", "lockstep")
 
 
 @dataclass(frozen=True)
-class RobotInterfaceSettings:
-    """What the robot-interface node does, besides simulating.
+class RobotInterfaceSettings(Settings):
+    """What the robot-interface node does around its backend.
 
     Attributes:
         robot: Registered robot name or robot config path.
         backend: Robot backend: "simulator", "mujoco", or a driver registered in the
             ``wbm.robot_backends`` entry points (checked when the backend is built).
-        backend_config: Settings file of a hardware driver backend; "" for none.
-        pacing: "realtime" (sim time follows the wall clock times ``real_time_factor``),
-            "as_fast_as_possible", or "lockstep" (one ``control_period`` per command received).
-        real_time_factor: Sim seconds per wall second in realtime pacing, > 0.
-        control_period: Sim time advanced per command in lockstep [s].
-        publish_rate: State publication rate in sim time (realtime, as fast as possible) [Hz].
+        backend_config: A settings file for the backend (read with its settings class instead
+            of its section of the parameters); "" for none.
+        pacing: "realtime" (robot time follows the wall clock times ``real_time_factor``),
+            "as_fast_as_possible", or "lockstep" (one control period, ``1 / control_rate``,
+            per command received).
+        real_time_factor: Robot seconds per wall second in realtime pacing, > 0.
+        control_rate: The controller's rate [Hz]; in lockstep each command advances
+            ``1 / control_rate`` of robot time.
+        publish_rate: State publication rate in robot time (realtime, as fast as possible) [Hz].
         command_timeout: Watchdog: longest gap between commands before the joints go to the
             damping mode [s of robot time]; 0 disables it.
         push_duration: How long a wrench received on ``apply_wrench`` acts [s].
@@ -44,124 +46,41 @@ class RobotInterfaceSettings:
             initial posture (position references plus the static torques of standing on its
             soles as feed-forward) until a controller commands; otherwise nothing is commanded
             and the robot is limp.
-        simulator: The simulation settings.
+        noise: Sensor noise added to a simulated robot's readings (any engine; off by default).
+        seed: Seed of the noise generator (runs with the same seed read the same noise).
     """
 
-    robot: str = "icub"
-    backend: str = "simulator"
-    pacing: str = "realtime"
-    real_time_factor: float = 1.0
-    control_period: float = 0.01
-    publish_rate: float = 500.0
-    command_timeout: float = 0.5
-    push_duration: float = 0.1
-    world_frame: str = "world"
-    backend_config: str = ""
-    hold_posture_at_start: bool = False
-    simulator: SimulatorSettings = field(default_factory=SimulatorSettings)
+    ignored_keys: ClassVar[tuple[str, ...]] = ("use_sim_time",)
 
-    @property
-    def publish_steps(self) -> int:
-        """Simulation steps between two publications (at least 1)."""
-        return max(1, round(1.0 / (self.publish_rate * self.simulator.dt)))
-
-    @property
-    def control_steps(self) -> int:
-        """Simulation steps per command in lockstep (at least 1)."""
-        return max(1, round(self.control_period / self.simulator.dt))
-
-    @classmethod
-    def from_parameters(
-        cls, values: Mapping[str, Any], *, source: str | None = None
-    ) -> RobotInterfaceSettings:
-        """Settings from the node's (nested) parameters.
-
-        Raises:
-            ConfigError: Unknown key, wrong type, or a value out of range; it names the key.
-        """
-
-        def fail(key: str, expected: str, got: object = None) -> ConfigError:
-            return ConfigError(source, key, expected, got)
-
-        if not isinstance(values, Mapping):
-            raise fail("", "a mapping of parameters", type(values).__name__)
-        known = {f.name for f in dataclasses.fields(cls)} | {"use_sim_time"}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise fail(unknown[0], f"one of the known parameters {sorted(known)}")
-        defaults = cls()
-        kwargs: dict[str, Any] = {}
-        for name in ("robot", "backend", "pacing", "world_frame"):
-            value = values.get(name, getattr(defaults, name))
-            if not isinstance(value, str) or not value:
-                raise fail(name, "a non-empty string", value)
-            kwargs[name] = value
-        backend_config = values.get("backend_config", defaults.backend_config)
-        if not isinstance(backend_config, str):
-            raise fail("backend_config", "a file path or an empty string", backend_config)
-        kwargs["backend_config"] = backend_config
-        if kwargs["pacing"] not in PACINGS:
-            raise fail("pacing", f"one of {list(PACINGS)}", kwargs["pacing"])
-        for name, positive in (
-            ("real_time_factor", True),
-            ("control_period", True),
-            ("publish_rate", True),
-            ("command_timeout", False),
-            ("push_duration", True),
-        ):
-            value = values.get(name, getattr(defaults, name))
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise fail(name, "a number", value)
-            value = float(value)
-            if not math.isfinite(value) or value < 0.0 or (positive and value == 0.0):
-                raise fail(name, "a finite number " + ("> 0" if positive else ">= 0"), value)
-            kwargs[name] = value
-        hold = values.get("hold_posture_at_start", defaults.hold_posture_at_start)
-        if not isinstance(hold, bool):
-            raise fail("hold_posture_at_start", "true or false", hold)
-        kwargs["hold_posture_at_start"] = hold
-        simulator = values.get("simulator", {})
-        if not isinstance(simulator, Mapping):
-            raise fail("simulator", "a mapping", type(simulator).__name__)
-        try:
-            kwargs["simulator"] = SimulatorSettings.from_dict(
-                _undo_ros_encodings(simulator, fail), source=source
-            )
-        except ConfigError as error:
-            if error.key.startswith("simulator."):
-                raise
-            # Name the key as the parameter is spelled (simulator.<key>).
-            raise ConfigError(
-                source, f"simulator.{error.key}", error.expected, error.got
-            ) from None
-        return cls(**kwargs)
+    robot: str = setting("icub", nonempty=True, doc="registered robot name or robot config file")
+    backend: str = setting(
+        "simulator", nonempty=True, doc="robot backend: simulator, mujoco, or a registered driver"
+    )
+    backend_config: str = setting(
+        "", doc="settings file of the backend instead of its section; empty: none"
+    )
+    pacing: str = setting(
+        "realtime", choices=PACINGS, doc="realtime, as_fast_as_possible or lockstep"
+    )
+    real_time_factor: float = setting(
+        1.0, gt=0.0, doc="realtime pacing: robot seconds per wall second"
+    )
+    control_rate: float = setting(
+        100.0, gt=0.0, unit="Hz", doc="controller rate; lockstep: 1/control_rate per command"
+    )
+    publish_rate: float = setting(
+        500.0, gt=0.0, unit="Hz", doc="state publication rate in robot time"
+    )
+    command_timeout: float = setting(
+        0.5, ge=0.0, unit="s", doc="watchdog timeout in robot time; 0 disables it"
+    )
+    push_duration: float = setting(0.1, gt=0.0, unit="s", doc="duration of an apply_wrench push")
+    world_frame: str = setting("world", nonempty=True, doc="frame of ground_truth/odom")
+    hold_posture_at_start: bool = setting(
+        False, doc="servos hold the initial posture until a controller commands"
+    )
+    noise: NoiseSettings = setting(default_factory=NoiseSettings)
+    seed: int = setting(0, ge=0, doc="seed of the sensor noise generator")
 
 
-def _undo_ros_encodings(simulator: Mapping[str, Any], fail) -> dict[str, Any]:
-    """box_names + boxes.<name> -> boxes: {name: ...}; tangential constants 0 -> None."""
-    values = dict(simulator)
-    names = values.pop("box_names", None)
-    boxes = values.pop("boxes", {}) or {}
-    if not isinstance(boxes, Mapping):
-        raise fail("simulator.boxes", "a mapping from box name to box", boxes)
-    if names is not None:
-        if isinstance(names, str) or not all(isinstance(n, str) for n in names):
-            raise fail("simulator.box_names", "a list of box names", names)
-        names = [name for name in names if name]
-        for name in names:
-            if name not in boxes:
-                raise fail(f"simulator.boxes.{name}", "the box's center, size, rpy, friction")
-        extra = sorted(set(boxes) - set(names))
-        if extra:
-            raise fail(f"simulator.boxes.{extra[0]}", "a box listed in simulator.box_names")
-        values["boxes"] = {name: boxes[name] for name in names}
-    elif boxes:
-        raise fail("simulator.box_names", "the list of the boxes' names", None)
-    compliant = values.get("compliant")
-    if isinstance(compliant, Mapping):
-        compliant = dict(compliant)
-        for key in ("tangential_stiffness", "tangential_damping"):
-            if compliant.get(key) == 0:
-                compliant[key] = None
-        values["compliant"] = compliant
-    return values
+__all__ = ["PACINGS", "RobotInterfaceSettings"]

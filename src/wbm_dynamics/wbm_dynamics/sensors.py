@@ -1,4 +1,4 @@
-"""Simulated sensors: 6-axis force/torque sensors, the IMU, and Gaussian sensor noise.
+"""Simulated sensors: 6-axis force/torque sensors and the IMU (noise: :mod:`wbm_dynamics.noise`).
 
 F/T sensors (seed 004, section 8.4.4: the sensor is a welded joint that measures the wrench it
 transmits). A sensor frame S splits the rigid body of its parent joint j into the parent side
@@ -27,7 +27,6 @@ import pinocchio as pin
 
 from wbm_description.conventions import quaternion_xyzw_from_rotation
 from wbm_description.robot_io import ImuReading
-from wbm_dynamics.settings import NoiseSettings
 
 _LOCAL = pin.ReferenceFrame.LOCAL
 
@@ -132,56 +131,3 @@ def imu_reading(
     rotation = pin.updateFramePlacement(model, data, frame_id).rotation
     gyro = pin.getFrameVelocity(model, data, frame_id, _LOCAL).angular
     return ImuReading(quaternion_xyzw_from_rotation(rotation), gyro.copy(), proper.copy())
-
-
-class SensorNoise:
-    """Zero-mean Gaussian noise on each sensor, from a seeded generator.
-
-    Args:
-        settings: Standard deviations.
-        seed: Seed of the generator.
-    """
-
-    def __init__(self, settings: NoiseSettings, seed: int):
-        self.settings = settings
-        self.seed = seed
-        self.reset()
-
-    def reset(self) -> None:
-        """Restart the generator from its seed."""
-        self._rng = np.random.default_rng(self.seed)
-
-    def _noise(self, sigma: float, shape: int | Sequence[int]) -> np.ndarray:
-        return self._rng.normal(0.0, sigma, shape) if sigma > 0.0 else np.zeros(shape)
-
-    def joints(
-        self, positions: np.ndarray, velocities: np.ndarray, efforts: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Noisy encoder positions, velocities and joint torques."""
-        s = self.settings
-        n = len(positions)
-        return (
-            positions + self._noise(s.joint_position, n),
-            velocities + self._noise(s.joint_velocity, n),
-            efforts + self._noise(s.joint_effort, n),
-        )
-
-    def imu(self, reading: ImuReading) -> ImuReading:
-        """A noisy IMU reading (orientation perturbed by a small random rotation)."""
-        s = self.settings
-        orientation = reading.orientation_xyzw
-        if s.imu_orientation > 0.0:
-            x, y, z, w = orientation
-            rotation = pin.Quaternion(w, x, y, z).toRotationMatrix()
-            rotation = rotation @ pin.exp3(self._noise(s.imu_orientation, 3))
-            orientation = quaternion_xyzw_from_rotation(rotation)
-        return ImuReading(
-            orientation,
-            reading.angular_velocity + self._noise(s.imu_angular_velocity, 3),
-            reading.linear_acceleration + self._noise(s.imu_linear_acceleration, 3),
-        )
-
-    def wrench(self, wrench: np.ndarray) -> np.ndarray:
-        """A noisy F/T reading."""
-        s = self.settings
-        return wrench + np.concatenate([self._noise(s.ft_force, 3), self._noise(s.ft_torque, 3)])

@@ -15,10 +15,11 @@ One :class:`Simulator` advances a whole-body model at a fixed time step (seed 00
    internal joint impulse (the robot's momentum is conserved), the velocity that lands it on it;
 6. a divergence check: a non-finite or exploding state stops the simulation with the reason.
 
-Readings (:meth:`Simulator.readings`) are what a robot reports: encoders at the current state,
-IMU orientation and gyro at the current state, and the accelerometer and F/T sensors from the
-last step (its acceleration and the external forces that acted during it). The ground truth
-(:meth:`Simulator.ground_truth`) adds the state and the force at every contact point.
+Readings (:meth:`Simulator.readings`) are what a robot reports, noise-free: encoders at the
+current state, IMU orientation and gyro at the current state, and the accelerometer and F/T
+sensors from the last step (its acceleration and the external forces that acted during it). The
+ground truth (:meth:`Simulator.ground_truth`) adds the state and the force at every contact
+point. :class:`Simulator` implements the engine protocol (:class:`~wbm_dynamics.engine.Engine`).
 
 Conventions: :mod:`wbm_description.conventions` (q, v in Pinocchio's layout; wrenches of the
 environment on the robot, world axes, at the point or frame origin). Joint arrays in model order.
@@ -27,16 +28,13 @@ environment on the robot, world axes, at the point or frame origin). Joint array
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
 
-from wbm_description.exceptions import InputError
 from wbm_description.robot_io import JointCommand, RobotReadings
-from wbm_description.state import check_vector
 from wbm_description.whole_body_model import WholeBodyModel
 from wbm_dynamics.actuation import ActuatorTorques, JointServos
 from wbm_dynamics.compliant_contact import CompliantContactModel
@@ -47,54 +45,20 @@ from wbm_dynamics.contact_points import (
     cross_rows,
     points_from_config,
 )
+from wbm_dynamics.engine import Engine, GroundTruth, Push, servo_gains
 from wbm_dynamics.environment import Environment
 from wbm_dynamics.exceptions import SimulationDiverged
 from wbm_dynamics.rigid_contact import RigidContactSolver
-from wbm_dynamics.sensors import ForceTorqueSensorModel, SensorNoise, imu_reading
+from wbm_dynamics.sensors import ForceTorqueSensorModel, imu_reading
 from wbm_dynamics.settings import SimulatorSettings
 
 __all__ = ["GroundTruth", "SimulationDiverged", "Simulator", "SimulatorSettings"]
 
 
-@dataclass(frozen=True)
-class GroundTruth:
-    """The true state of the simulation (for tests, plots and visualization only).
-
-    Attributes:
-        time: Simulated time [s].
-        q: Configuration, Pinocchio layout, (nq,).
-        v: Generalized velocity, Pinocchio layout (base twist in the base frame), (nv,).
-        contact_forces: Per contact point, the mean force of the environment on the robot during
-            the last step, world axes [N], (3,) (zero when not touching).
-        contact_positions: Per contact point, its position at the start of the last step [m]
-            (NaN for points the broad phase found far from every surface).
-        joint_torques: Actuator torques applied during the last step [N m], (ndof,).
-        contact_solver_converged: Rigid model: whether the last solve met its tolerance.
-    """
-
-    time: float
-    q: np.ndarray
-    v: np.ndarray
-    contact_forces: dict[str, np.ndarray]
-    contact_positions: dict[str, np.ndarray]
-    joint_torques: np.ndarray
-    contact_solver_converged: bool = True
-
-    @property
-    def total_contact_force(self) -> np.ndarray:
-        """Sum of the contact forces [N], world axes, (3,)."""
-        total = np.zeros(3)
-        for force in self.contact_forces.values():
-            total += force
-        return total
-
-
 @dataclass
-class _Push:
-    frame_id: int
-    joint: int
-    wrench: np.ndarray  # force, torque at the frame origin, world axes
-    end_step: int
+class _Push(Push):
+    frame_id: int  # the pushed frame
+    joint: int  # its parent joint
 
 
 @dataclass
@@ -111,7 +75,7 @@ class _StepRecord:
     converged: bool
 
 
-class Simulator:
+class Simulator(Engine):
     """Simulates one robot in the environment of its settings.
 
     Args:
@@ -145,20 +109,15 @@ class Simulator:
         self.data = self.model.createData()
         self._sensor_data = self.model.createData()
         self.floating_base = model.floating_base
-        self.ndof = model.ndof
         self._jq = 7 if self.floating_base else 0
         self._jv = 6 if self.floating_base else 0
         config = model.config
         if contact_points is None:
             contact_points = points_from_config(config) if config is not None else []
-        self.environment = Environment(settings.ground_friction, settings.boxes)
+        self.environment = Environment(settings.ground_friction, settings.boxes.values())
         self.contact_points = ContactPointSet(self.model, contact_points)
 
-        kp, kd = model.servo_kp, model.servo_kd
-        if servo_kp is not None:
-            kp = model.check_joint_vector(servo_kp, "servo_kp")
-        if servo_kd is not None:
-            kd = model.check_joint_vector(servo_kd, "servo_kd")
+        kp, kd = servo_gains(model, servo_kp, servo_kd)
         limits = np.asarray(model.torque_limits, dtype=float)
         limits = np.where(np.isfinite(limits) & (limits > 0.0), limits, np.inf)
         self.servos = JointServos(
@@ -192,7 +151,6 @@ class Simulator:
                 )
             if config.imu_frame is not None:
                 self.imu_frame_id = model.frame_id(config.imu_frame)
-        self.noise = SensorNoise(settings.noise, settings.seed)
 
         self._zero_force = pin.Force.Zero()
         self._tau = np.zeros(self.model.nv)
@@ -203,20 +161,9 @@ class Simulator:
         self._sensor_fext = pin.StdVec_Force()
         for _ in range(self.model.njoints):
             self._sensor_fext.append(pin.Force.Zero())
-        self._pushes: list[_Push] = []
         self.reset()
 
     # ------------------------------------------------------------------ state
-
-    @property
-    def time(self) -> float:
-        """Simulated time [s]."""
-        return self._steps * self.dt
-
-    @property
-    def steps(self) -> int:
-        """Number of steps taken since the last reset."""
-        return self._steps
 
     @property
     def q(self) -> np.ndarray:
@@ -228,36 +175,14 @@ class Simulator:
         """Current generalized velocity (a copy), Pinocchio layout."""
         return self._v.copy()
 
-    @property
-    def diverged(self) -> str | None:
-        """Why the simulation stopped, or None while it runs."""
-        return self._diverged
-
     def reset(self, q: object = None, v: object = None) -> None:
-        """Restart at time 0 from (q, v), clearing commands, pushes and contact state.
-
-        Args:
-            q: Configuration; default the model's initial configuration (for iCub both soles
-                flat on z = 0).
-            v: Generalized velocity; default zero.
-
-        Raises:
-            InputError: q or v of the wrong size, non-finite, or a non-unit base quaternion.
-        """
-        q0 = self.robot.initial_configuration() if q is None else q
-        q0 = self.robot.check_configuration(q0).copy()
-        v0 = np.zeros(self.model.nv) if v is None else self.robot.check_velocity(v).copy()
-        if self.floating_base:
-            q0[3:7] /= np.linalg.norm(q0[3:7])
+        """Restart at time 0 from (q, v) (see :meth:`Engine.reset`)."""
+        q0, v0 = self._restart(q, v)
         self._q = q0
         self._v = v0
-        self._steps = 0
-        self._diverged: str | None = None
-        self._pushes.clear()
         self.servos.clear()
         self.compliant_contact.reset()
         self.rigid_contact.reset()
-        self.noise.reset()
         self._record = _StepRecord(
             q0.copy(),
             v0.copy(),
@@ -272,32 +197,15 @@ class Simulator:
     # ------------------------------------------------------------------ inputs
 
     def set_command(self, command: JointCommand) -> None:
-        """Hold a joint command (zero-order hold until the next); NaN/None: not commanded.
-
-        Raises:
-            InputError: Arrays of the wrong length or holding inf.
-        """
+        """Hold a joint command (see :meth:`Engine.set_command`)."""
         self.servos.set_command(command)
 
     def apply_wrench(self, frame: str, wrench: object, duration: float) -> None:
-        """Push: a wrench on a frame of the robot for ``duration`` seconds from now.
-
-        Args:
-            frame: Frame (link) name.
-            wrench: (force [N], torque [N m]) at the frame origin, world axes, (6,).
-            duration: How long it acts [s] (rounded up to whole steps), > 0.
-
-        Raises:
-            NameNotFound: Unknown frame.
-            InputError: Non-finite wrench or non-positive duration.
-        """
+        """Push any frame of the model (see :meth:`Engine.apply_wrench`)."""
         frame_id = self.robot.frame_id(frame)
-        wrench = check_vector(wrench, "wrench", 6).copy()
-        if not (isinstance(duration, int | float) and math.isfinite(duration) and duration > 0):
-            raise InputError("duration", "a finite duration > 0 [s]", duration)
-        steps = max(1, math.ceil(duration / self.dt - 1e-9))
+        wrench, end_step = self._push_end(wrench, duration)
         joint = self.model.frames[frame_id].parentJoint
-        self._pushes.append(_Push(frame_id, joint, wrench, self._steps + steps))
+        self._pushes.append(_Push(wrench, end_step, frame_id, joint))
 
     # ------------------------------------------------------------------ stepping
 
@@ -305,14 +213,11 @@ class Simulator:
         """Advance n steps of ``settings.dt``.
 
         Raises:
+            InputError: n is not an integer >= 0.
             SimulationDiverged: The state became non-finite or exploded (the last good state is
                 kept; further steps raise again until :meth:`reset`).
         """
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
-            raise InputError("n", "a number of steps >= 0", n)
-        for _ in range(int(n)):
-            if self._diverged is not None:
-                raise SimulationDiverged(self.time, self._diverged)
+        for _ in range(self._steps_to_take(n)):
             if self._rk4:
                 self._step_rk4()
             else:
@@ -489,16 +394,13 @@ class Simulator:
             self._clamp_to_limits(q_next, v_next)
         reason = self._divergence(q_next, v_next)
         if reason is not None:
-            self._diverged = reason
-            raise SimulationDiverged(self.time, reason)
+            raise self._diverge(reason)
         self._record = _StepRecord(
             self._q, self._v, a, kinematics, forces, list(self._pushes), torques, converged
         )
         self._q = q_next
         self._v = v_next
-        self._steps += 1
-        if self._pushes:
-            self._pushes = [push for push in self._pushes if push.end_step > self._steps]
+        self._count_steps()
 
     def _divergence(self, q: np.ndarray, v: np.ndarray) -> str | None:
         fastest = float(np.abs(v).max())
@@ -594,14 +496,8 @@ class Simulator:
         return data.oMi[push.joint].actInv(at_world)
 
     def readings(self) -> RobotReadings:
-        """What the robot's sensors report now (with the configured noise)."""
+        """What the robot's sensors report now (noise-free)."""
         record = self._record
-        positions = self._q[self._jq :].copy()
-        velocities = self._v[self._jv :].copy()
-        efforts = record.joint_torques.copy()
-        noisy = self.noise.settings.enabled
-        if noisy:
-            positions, velocities, efforts = self.noise.joints(positions, velocities, efforts)
         imu = None
         if self.imu_frame_id is not None:
             imu = imu_reading(
@@ -614,9 +510,11 @@ class Simulator:
                 record.v,
                 record.a,
             )
-            if noisy:
-                imu = self.noise.imu(imu)
-        wrenches = self.ft_wrenches()
-        if noisy:
-            wrenches = {name: self.noise.wrench(w) for name, w in wrenches.items()}
-        return RobotReadings(self.time, positions, velocities, efforts, imu, wrenches)
+        return RobotReadings(
+            self.time,
+            self._q[self._jq :].copy(),
+            self._v[self._jv :].copy(),
+            record.joint_torques.copy(),
+            imu,
+            self.ft_wrenches(),
+        )

@@ -15,10 +15,12 @@ every installed distribution (:func:`importlib.metadata.entry_points`); a plugin
 when its name is asked for. A name that is both built-in and a plugin, or registered by two
 distributions, is an error rather than a silent choice.
 
-Construction (:func:`create_backend`): ``backend_class(model, simulator_settings)``, or, when a
-backend config file is given, ``backend_class.from_config_file(model, path)`` (how a hardware
-driver gets its address and timeouts; see
-:meth:`wbm_dynamics.backends.template_driver.TemplateDriver.from_config_file`).
+Construction (:func:`create_backend`): ``backend_class(model, settings)``, where the settings
+are an instance of the backend's own ``settings_class``: read by the node from the section of its
+parameters named after the backend, or read here from a backend config file
+(``settings_class.from_yaml(path)``: how a hardware driver gets its address and timeouts). An
+engine backend (:class:`~wbm_dynamics.backends.engine_backend.EngineBackend`) also takes the
+sensor noise wrapper.
 """
 
 from __future__ import annotations
@@ -27,10 +29,13 @@ from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
+from wbm_description.exceptions import ConfigError
+from wbm_description.settings import Settings
 from wbm_description.whole_body_model import WholeBodyModel
 from wbm_dynamics.backends.backend import RobotBackend
+from wbm_dynamics.backends.engine_backend import EngineBackend
 from wbm_dynamics.exceptions import BackendError
-from wbm_dynamics.settings import SimulatorSettings
+from wbm_dynamics.noise import SensorNoise
 
 ENTRY_POINT_GROUP = "wbm.robot_backends"
 
@@ -91,7 +96,8 @@ def load_backend(name: str) -> type[RobotBackend]:
     Raises:
         BackendError: Unknown name (the message lists the names available), a name registered
             more than once, a plugin that fails to import (the message names the entry point,
-            its distribution and the import error), or an object that is not a RobotBackend.
+            its distribution and the import error), an object that is not a RobotBackend, or
+            one whose ``settings_class`` is not a Settings class.
     """
     sources = available_backends()
     found = sources.get(name)
@@ -120,40 +126,60 @@ def load_backend(name: str) -> type[RobotBackend]:
             f"robot backend {name!r} (entry point {source.origin}) is {backend!r}, "
             "expected a subclass of wbm_dynamics.backends.RobotBackend"
         )
+    settings_class = backend.settings_class
+    if not (isinstance(settings_class, type) and issubclass(settings_class, Settings)):
+        raise BackendError(
+            f"robot backend {name!r} (entry point {source.origin}) has settings_class "
+            f"{settings_class!r}, expected a subclass of wbm_description.settings.Settings"
+        )
     return backend
 
 
 def create_backend(
     name: str,
     model: WholeBodyModel,
-    settings: SimulatorSettings,
+    settings: Settings | None = None,
     *,
     config_file: str | Path | None = None,
+    noise: SensorNoise | None = None,
 ) -> RobotBackend:
-    """Build the backend ``name`` for ``model``.
+    """Build the backend ``name`` for ``model`` with its own settings.
 
     Args:
         name: Backend name (built-in or entry point).
         model: The whole-body model of the robot.
-        settings: The node's simulator settings (what a simulation backend uses).
-        config_file: The backend's own settings file (a hardware driver's address and
-            timeouts); None or "" for none.
+        settings: The backend's settings, an instance of its ``settings_class`` (the node reads
+            them from the backend's section); None: read from ``config_file``, or the defaults.
+        config_file: A file of the backend's settings (a hardware driver's address and
+            timeouts), read with ``settings_class.from_yaml``; None or "" for none.
+        noise: Sensor noise for a simulated robot (an engine backend); None for none.
 
     Raises:
-        BackendError: See :func:`load_backend`; also a config file given to a backend that
-            reads none. Errors of the backend's constructor propagate (ConfigError,
-            BackendError when the robot does not answer).
+        BackendError: See :func:`load_backend`; also noise for a backend that is not an engine
+            (a real robot's sensors are what they are).
+        ConfigError: Both settings and a config file, settings of another class, or a bad
+            value in the config file (naming the file and the key).
+        WbmError: Errors of the backend's constructor propagate (ConfigError, BackendError when
+            the robot does not answer).
     """
     backend = load_backend(name)
     if config_file:
-        reader = getattr(backend, "from_config_file", None)
-        if reader is None:
-            raise BackendError(
-                f"robot backend {name!r} ({backend.__module__}.{backend.__qualname__}) reads no "
-                f"config file, but one was given: {config_file}"
+        if settings is not None:
+            raise ConfigError(
+                config_file,
+                "",
+                f"the settings of backend {name!r} from this file or given, not both",
             )
-        return reader(model, Path(config_file))
-    return backend(model, settings)
+        settings = backend.settings_class.from_yaml(config_file)
+    if noise is None:
+        return backend(model, settings)
+    if not issubclass(backend, EngineBackend):
+        raise BackendError(
+            f"robot backend {name!r} ({backend.__module__}.{backend.__qualname__}) is not a "
+            "simulation: sensor noise applies to engine backends only; set every noise "
+            "standard deviation to 0"
+        )
+    return backend(model, settings, noise=noise)
 
 
 __all__ = [

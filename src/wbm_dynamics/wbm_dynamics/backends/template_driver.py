@@ -50,24 +50,22 @@ with each term present where its mask bit is set, the same as our simulator's.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import socket
 import struct
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
-import yaml
 
 from wbm_description.exceptions import ConfigError, InputError
 from wbm_description.robot_io import ImuReading, JointCommand, RobotReadings
+from wbm_description.settings import Settings, setting
 from wbm_description.whole_body_model import WholeBodyModel
 from wbm_dynamics.backends.backend import BackendDescription, RobotBackend
 from wbm_dynamics.exceptions import BackendError
-from wbm_dynamics.settings import SimulatorSettings
 
 STATE_MAGIC = b"WBS1"
 COMMAND_MAGIC = b"WBC1"
@@ -79,11 +77,15 @@ STANDARD_GRAVITY = 9.80665  # [m/s^2] per g, the accelerometer's unit on the wir
 
 
 @dataclass(frozen=True)
-class TemplateDriverSettings:
+class TemplateDriverSettings(Settings):
     """Where the robot is and how long the driver waits for it.
 
+    Read by the node from the section named after the driver's backend name (e.g.
+    ``template_udp:``) or from the file ``backend_config`` names (a plain YAML mapping of these
+    keys, or a ROS parameters file): ``TemplateDriverSettings.from_yaml(path)``.
+
     Attributes:
-        host: The firmware's IP address.
+        host: The firmware's IP address (or host name).
         port: The firmware's UDP port.
         period: The firmware's cycle: one state packet per period [s of device time].
         state_timeout: Longest wall-clock gap between state packets before the driver gives up
@@ -94,52 +96,16 @@ class TemplateDriverSettings:
         connect_timeout: How long the constructor waits for the first state packet [s].
     """
 
-    host: str = "127.0.0.1"
-    port: int = 50100
-    period: float = 0.002
-    state_timeout: float = 0.1
-    command_timeout: float = 0.5
-    connect_timeout: float = 2.0
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.host, str) or not self.host:
-            raise ConfigError(None, "host", "an IP address", self.host)
-        if isinstance(self.port, bool) or not isinstance(self.port, int):
-            raise ConfigError(None, "port", "a UDP port number", self.port)
-        if not 0 < self.port < 65536:
-            raise ConfigError(None, "port", "a UDP port number in 1..65535", self.port)
-        for name in ("period", "state_timeout", "command_timeout", "connect_timeout"):
-            value = getattr(self, name)
-            ok = isinstance(value, int | float) and not isinstance(value, bool)
-            if not ok or not math.isfinite(value) or value < 0.0:
-                raise ConfigError(None, name, "a finite duration >= 0 [s]", value)
-            if value == 0.0 and name != "command_timeout":
-                raise ConfigError(None, name, "a duration > 0 [s]", value)
-
-    @classmethod
-    def from_file(cls, path: str | Path) -> TemplateDriverSettings:
-        """Settings from a YAML mapping of the attributes above (missing keys: the defaults).
-
-        Raises:
-            ConfigError: Missing or unreadable file, an unknown key or a wrong value (named).
-        """
-        path = Path(path)
-        try:
-            values = yaml.safe_load(path.read_text())
-        except (OSError, yaml.YAMLError) as error:
-            raise ConfigError(path, "", f"a readable YAML file ({error})") from error
-        if values is None:
-            values = {}
-        if not isinstance(values, dict):
-            raise ConfigError(path, "", "a mapping of driver settings", type(values).__name__)
-        known = [f.name for f in dataclasses.fields(cls)]
-        for key in values:
-            if key not in known:
-                raise ConfigError(path, str(key), f"one of {known}")
-        try:
-            return cls(**values)
-        except ConfigError as error:
-            raise ConfigError(path, error.key, error.expected, error.got) from error
+    host: str = setting("127.0.0.1", nonempty=True, doc="the firmware's IP address")
+    port: int = setting(50100, gt=0, lt=65536, doc="the firmware's UDP port")
+    period: float = setting(0.002, gt=0.0, unit="s", doc="the firmware's cycle")
+    state_timeout: float = setting(
+        0.1, gt=0.0, unit="s", doc="wall-clock silence of the robot before a BackendError"
+    )
+    command_timeout: float = setting(
+        0.5, ge=0.0, unit="s", doc="device time without write() before damping; 0: off"
+    )
+    connect_timeout: float = setting(2.0, gt=0.0, unit="s", doc="wait for the first state packet")
 
 
 class TemplateDriver(RobotBackend):
@@ -153,8 +119,7 @@ class TemplateDriver(RobotBackend):
     Args:
         model: The whole-body model of the robot (robot config required: joint order, limits,
             F/T sensors and IMU come from it).
-        settings: Driver settings; the node's SimulatorSettings or None mean the defaults (a
-            real robot is not simulated: nothing in them applies).
+        settings: Driver settings; None for the defaults.
 
     Raises:
         ConfigError: A model without robot config, or settings of the wrong type.
@@ -162,31 +127,22 @@ class TemplateDriver(RobotBackend):
             not match the robot config (its joint or F/T sensor count).
     """
 
-    steppable = False
+    settings_class: ClassVar[type[TemplateDriverSettings]] = TemplateDriverSettings
+    steppable: ClassVar[bool] = False
 
-    def __init__(
-        self,
-        model: WholeBodyModel,
-        settings: TemplateDriverSettings | SimulatorSettings | None = None,
-    ):
-        if settings is None or isinstance(settings, SimulatorSettings):
-            settings = TemplateDriverSettings()
-        if not isinstance(settings, TemplateDriverSettings):
-            raise ConfigError(None, "settings", "TemplateDriverSettings", type(settings).__name__)
+    def __init__(self, model: WholeBodyModel, settings: TemplateDriverSettings | None = None):
+        settings = self.checked_settings(settings)
         config = model.config
         if config is None:
             raise ConfigError(None, "robot", "a model built from a robot config", None)
+        super().__init__(model)
         self.settings = settings
         self.address = (settings.host, settings.port)
-        self._description = BackendDescription(
-            joint_names=model.joint_names,
-            ft_sensor_frames={sensor.name: sensor.frame for sensor in config.ft_sensors},
-            imu_frame=config.imu_frame,
-            base_frame=None,  # a real robot has no ground truth odometry
-            period=settings.period,
+        # A real robot has no ground truth odometry: no base frame.
+        self._description = BackendDescription.of(
+            model, period=settings.period, ground_truth=False
         )
-        # Firmware joint order (the robot config's) -> model order: model = device[index].
-        self._model_from_device = model.config_order
+        # The firmware's joint order is the robot config's (model.from_config_order).
         self._ft_names = [sensor.name for sensor in config.ft_sensors]
         self._ndof = model.ndof
         lower, upper = model.joint_position_limits
@@ -300,28 +256,12 @@ class TemplateDriver(RobotBackend):
                 self._condition.wait(timeout=self.settings.state_timeout / 4.0)
             self._check_state_timeout()
 
-    @classmethod
-    def from_config_file(cls, model: WholeBodyModel, path: str | Path) -> TemplateDriver:
-        """The driver with its settings read from a YAML file (the node's ``backend_config``).
-
-        Raises:
-            ConfigError: See :meth:`TemplateDriverSettings.from_file`.
-            BackendError: See the class.
-        """
-        return cls(model, TemplateDriverSettings.from_file(path))
-
     def close(self) -> None:
         """Stop the receiving thread and close the socket (the firmware then times out)."""
         self._running = False
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout=1.0)
         self._socket.close()
-
-    def __enter__(self) -> TemplateDriver:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     # ------------------------------------------------------------------ watchdogs
 
@@ -419,7 +359,7 @@ class TemplateDriver(RobotBackend):
             )
         values = np.frombuffer(data, dtype="<f4", offset=STATE_HEADER.size).astype(float)
         n = self._ndof
-        joints = values[: 3 * n].reshape(3, n)[:, self._model_from_device]  # -> model order
+        joints = [self.model.from_config_order(row) for row in values[: 3 * n].reshape(3, n)]
         imu = values[3 * n : 3 * n + IMU_VALUES]
         ft = values[3 * n + IMU_VALUES :].reshape(-1, 6)
         imu_reading = None
@@ -479,10 +419,8 @@ class TemplateDriver(RobotBackend):
                 value = limited
             values[row] = value
         values[0:2] = np.rad2deg(values[0:2])  # rad -> deg on the wire
-        device = np.empty_like(values)
-        device[:, self._model_from_device] = values  # model -> firmware order
-        device_mask = np.empty_like(mask)
-        device_mask[self._model_from_device] = mask
+        device = np.array([self.model.to_config_order(row) for row in values])  # firmware order
+        device_mask = self.model.to_config_order(mask).astype(np.uint8)
         names = tuple(str(name) for name in np.asarray(self._description.joint_names)[clamped])
         return device_mask.tobytes() + device.astype("<f4").tobytes(), names
 

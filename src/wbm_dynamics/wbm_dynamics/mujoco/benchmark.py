@@ -20,6 +20,7 @@ import numpy as np
 
 from wbm_description.registry import load_robot
 from wbm_description.whole_body_model import WholeBodyModel
+from wbm_dynamics.engine import Engine
 from wbm_dynamics.mujoco.engine import MujocoEngine
 from wbm_dynamics.mujoco.scenarios import standing_command, standing_servo_gains
 from wbm_dynamics.mujoco.settings import MujocoSettings
@@ -52,7 +53,7 @@ class BenchmarkResult:
 
 def run_standing(
     label: str,
-    factory: Callable[[], object],
+    factory: Callable[[], Engine],
     model: WholeBodyModel,
     *,
     seconds: float,
@@ -62,7 +63,8 @@ def run_standing(
 
     Args:
         label: Name shown in the table.
-        factory: Builds the engine (MujocoEngine or Simulator), not timed.
+        factory: Builds the engine (MujocoEngine or Simulator), not timed; the run uses the
+            engine protocol only.
         model: The whole-body model (for the command and the CoM).
         seconds: Simulated time [s].
         control_period: Simulated time between readings [s], a multiple of the engine step.
@@ -115,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error("--control-period must be > 0")
     model = WholeBodyModel.from_config(load_robot(args.robot))
     kp, kd = standing_servo_gains(model)
-    engines: list[tuple[str, Callable[[], object]]] = [
+    engines: list[tuple[str, Callable[[], Engine]]] = [
         ("mujoco", lambda: MujocoEngine(model, MujocoSettings(), servo_kp=kp, servo_kd=kd))
     ]
     for contact_model in CONTACT_MODELS:

@@ -1,4 +1,4 @@
-"""The MuJoCo engine: our simulator's core API (reset, command, step, readings) on MuJoCo.
+"""The MuJoCo engine: the engine protocol (:class:`~wbm_dynamics.engine.Engine`) on MuJoCo.
 
 :class:`MujocoEngine` runs the model of :func:`.model_builder.build_mujoco_robot` with
 MuJoCo's own dynamics, contacts (soft constraints, :mod:`.settings`) and integrator, and speaks
@@ -37,25 +37,21 @@ import numpy as np
 from wbm_description.conventions import quaternion_wxyz_to_xyzw
 from wbm_description.exceptions import InputError, NameNotFound
 from wbm_description.robot_io import ImuReading, JointCommand, RobotReadings
-from wbm_description.state import check_vector
 from wbm_description.whole_body_model import WholeBodyModel
 from wbm_dynamics.actuation import JointServos
-from wbm_dynamics.exceptions import SimulationDiverged
+from wbm_dynamics.engine import Engine, GroundTruth, Push, servo_gains
 from wbm_dynamics.mujoco.model_builder import IMU_SITE, MujocoRobotModel, build_mujoco_robot
 from wbm_dynamics.mujoco.settings import MujocoSettings
-from wbm_dynamics.simulator import GroundTruth
 
 
 @dataclass
-class _Push:
-    body: int
+class _Push(Push):
+    body: int  # the pushed body
     offset_in_body: np.ndarray  # frame origin in the body frame [m]
-    wrench: np.ndarray  # force, torque at the frame origin, world axes
-    end_step: int
 
 
-class MujocoEngine:
-    """Simulates one robot with MuJoCo, with the same core API as our Simulator.
+class MujocoEngine(Engine):
+    """Simulates one robot with MuJoCo, with the engine protocol of our Simulator.
 
     Args:
         model: The whole-body model built from a robot config, e.g.
@@ -90,14 +86,9 @@ class MujocoEngine:
         self._kinematics = mujoco.MjData(self.model)
         self.state_map = self.mujoco_robot.state_map
         self.dt = float(self.model.opt.timestep)
-        self.ndof = model.ndof
         self.max_speed = float(max_speed)
         config = model.config
-        kp, kd = model.servo_kp, model.servo_kd
-        if servo_kp is not None:
-            kp = model.check_joint_vector(servo_kp, "servo_kp")
-        if servo_kd is not None:
-            kd = model.check_joint_vector(servo_kd, "servo_kd")
+        kp, kd = servo_gains(model, servo_kp, servo_kd)
         self.servos = JointServos(
             kp,
             kd,
@@ -110,21 +101,10 @@ class MujocoEngine:
             if config.imu_frame is not None
             else -1
         )
-        self._pushes: list[_Push] = []
         self._sole_of_geom = {geom: sole for sole, geom in self.mujoco_robot.sole_geoms.items()}
         self.reset()
 
     # ------------------------------------------------------------------ state
-
-    @property
-    def time(self) -> float:
-        """Simulated time [s]."""
-        return self._steps * self.dt
-
-    @property
-    def steps(self) -> int:
-        """Number of steps taken since the last reset."""
-        return self._steps
 
     @property
     def q(self) -> np.ndarray:
@@ -136,47 +116,22 @@ class MujocoEngine:
         """Current generalized velocity, Pinocchio layout (base twist in base axes) (nv,)."""
         return self.state_map.v_from_qvel(self.data.qpos, self.data.qvel)
 
-    @property
-    def diverged(self) -> str | None:
-        """Why the simulation stopped, or None while it runs."""
-        return self._diverged
-
     def reset(self, q: object = None, v: object = None) -> None:
-        """Restart at time 0 from (q, v), clearing commands and pushes.
-
-        Args:
-            q: Configuration, Pinocchio layout; default the model's initial configuration
-                (for iCub both soles flat on z = 0).
-            v: Generalized velocity, Pinocchio layout; default zero.
-
-        Raises:
-            InputError: q or v of the wrong size, non-finite, or a non-unit base quaternion.
-        """
-        q0 = self.robot.initial_configuration() if q is None else q
-        q0 = self.robot.check_configuration(q0).copy()
-        v0 = np.zeros(self.robot.nv) if v is None else self.robot.check_velocity(v).copy()
-        if self.robot.floating_base:
-            q0[3:7] /= np.linalg.norm(q0[3:7])
+        """Restart at time 0 from (q, v) (see :meth:`Engine.reset`)."""
+        q0, v0 = self._restart(q, v)
         mujoco.mj_resetData(self.model, self.data)
         self.data.qpos[:] = self.state_map.qpos_from_q(q0)
         self.data.qvel[:] = self.state_map.qvel_from_v(q0, v0)
         self.servos.clear()
         self._apply_command()
-        self._pushes.clear()
         self.data.xfrc_applied[:] = 0.0
-        self._steps = 0
-        self._diverged: str | None = None
         self._bad_acceleration_warnings = 0
         mujoco.mj_forward(self.model, self.data)
 
     # ------------------------------------------------------------------ inputs
 
     def set_command(self, command: JointCommand) -> None:
-        """Hold a joint command (zero-order hold until the next); NaN/None: not commanded.
-
-        Raises:
-            InputError: Arrays of the wrong length or holding inf.
-        """
+        """Hold a joint command (see :meth:`Engine.set_command` and the module docstring)."""
         self.servos.set_command(command)
         self._apply_command()
 
@@ -195,17 +150,10 @@ class MujocoEngine:
         self.data.ctrl[:] = effort + kp * position + kd * velocity
 
     def apply_wrench(self, frame: str, wrench: object, duration: float) -> None:
-        """Push: a wrench on a frame of the robot for ``duration`` seconds from now.
+        """Push (see :meth:`Engine.apply_wrench`).
 
-        Args:
-            frame: A link of the URDF (a MuJoCo body) or a frame of the config (sole, F/T, IMU,
-                tool, contact point).
-            wrench: (force [N], torque [N m]) at the frame origin, world axes, (6,).
-            duration: How long it acts [s] (rounded up to whole steps), > 0.
-
-        Raises:
-            NameNotFound: Unknown frame.
-            InputError: Non-finite wrench or non-positive duration.
+        ``frame`` is a link of the URDF (a MuJoCo body) or a frame of the robot config (sole,
+        F/T, IMU, tool, contact point).
         """
         anchors = self.mujoco_robot.anchors
         if frame in anchors:
@@ -217,11 +165,8 @@ class MujocoEngine:
                 names = [self.model.body(i).name for i in range(1, self.model.nbody)]
                 raise NameNotFound("frame", frame, [*names, *anchors], where="MuJoCo engine")
             offset = np.zeros(3)
-        wrench = check_vector(wrench, "wrench", 6).copy()
-        if not (isinstance(duration, int | float) and math.isfinite(duration) and duration > 0):
-            raise InputError("duration", "a finite duration > 0 [s]", duration)
-        steps = max(1, math.ceil(duration / self.dt - 1e-9))
-        self._pushes.append(_Push(body, offset, wrench, self._steps + steps))
+        wrench, end_step = self._push_end(wrench, duration)
+        self._pushes.append(_Push(wrench, end_step, body, offset))
 
     # ------------------------------------------------------------------ stepping
 
@@ -229,28 +174,22 @@ class MujocoEngine:
         """Advance n steps of the MuJoCo time step.
 
         Raises:
+            InputError: n is not an integer >= 0.
             SimulationDiverged: MuJoCo found a bad acceleration, or the state became
                 non-finite or exploded; further steps raise again until :meth:`reset`.
         """
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise InputError("n", "a number of steps >= 0", n)
-        if n == 0:
-            return
-        if self._diverged is not None:
-            raise SimulationDiverged(self.time, self._diverged)
+        remaining = self._steps_to_take(n)
         model, data = self.model, self.data
-        remaining = n
         while remaining > 0:
             if not self._pushes:
                 mujoco.mj_step(model, data, remaining)
-                self._steps += remaining
+                self._count_steps(remaining)
                 remaining = 0
             else:
                 self._apply_pushes()
                 mujoco.mj_step(model, data)
-                self._steps += 1
+                self._count_steps()
                 remaining -= 1
-                self._pushes = [push for push in self._pushes if push.end_step > self._steps]
                 if not self._pushes:
                     data.xfrc_applied[:] = 0.0
             self._check_divergence()
@@ -292,8 +231,7 @@ class MujocoEngine:
             worst = int(np.abs(data.qvel).argmax())
             reason = f"velocity qvel[{worst}] = {data.qvel[worst]:.3g} exceeds {self.max_speed:g}"
         if reason is not None:
-            self._diverged = reason
-            raise SimulationDiverged(self.time, reason)
+            raise self._diverge(reason)
 
     # ------------------------------------------------------------------ outputs
 

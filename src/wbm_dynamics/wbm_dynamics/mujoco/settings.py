@@ -27,18 +27,18 @@ Defaults, and why:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from wbm_description.exceptions import ConfigError
+from wbm_description.settings import Settings, setting
 
 INTEGRATORS = ("implicitfast", "implicit", "euler", "rk4")
 CONES = ("elliptic", "pyramidal")
 
 
 @dataclass(frozen=True)
-class MujocoSettings:
-    """Everything the MuJoCo engine needs besides the robot.
+class MujocoSettings(Settings):
+    """Everything the MuJoCo engine needs besides the robot (the ``mujoco:`` section).
 
     Attributes:
         timestep: Integration step [s].
@@ -52,57 +52,34 @@ class MujocoSettings:
         solver_iterations: Iteration limit of MuJoCo's constraint solver per step.
     """
 
-    timestep: float = 1.0e-3
-    integrator: str = "implicitfast"
-    solref: tuple[float, float] = (0.02, 1.0)
-    solimp: tuple[float, float, float, float, float] = (0.9, 0.95, 0.001, 0.5, 2.0)
-    friction: float = 0.8
-    cone: str = "elliptic"
-    sole_thickness: float = 0.01
-    solver_iterations: int = 100
+    timestep: float = setting(1.0e-3, gt=0.0, le=0.05, unit="s", doc="integration step")
+    integrator: str = setting("implicitfast", choices=INTEGRATORS, doc="MuJoCo integrator")
+    solref: tuple[float, float] = setting(
+        (0.02, 1.0), length=2, gt=0.0, doc="contact (timeconst [s], dampratio [-])"
+    )
+    solimp: tuple[float, float, float, float, float] = setting(
+        (0.9, 0.95, 0.001, 0.5, 2.0),
+        length=5,
+        doc="contact impedance (d0, d_width, width [m], midpoint, power)",
+    )
+    friction: float = setting(0.8, ge=0.0, doc="sliding friction between soles and ground")
+    cone: str = setting("elliptic", choices=CONES, doc="friction cone")
+    sole_thickness: float = setting(
+        0.01, gt=0.0, unit="m", doc="height of the sole collision boxes"
+    )
+    solver_iterations: int = setting(100, ge=1, doc="constraint solver iterations per step")
 
-    def __post_init__(self) -> None:
-        def fail(key: str, expected: str, got: object) -> ConfigError:
-            return ConfigError(None, f"mujoco.{key}", expected, got)
-
-        def positive(value: object, key: str) -> None:
-            if not (
-                isinstance(value, int | float)
-                and not isinstance(value, bool)
-                and math.isfinite(value)
-                and value > 0.0
-            ):
-                raise fail(key, "a finite number > 0", value)
-
-        positive(self.timestep, "timestep")
-        if self.timestep > 0.05:
-            raise fail("timestep", "a time step <= 0.05 s", self.timestep)
-        if self.integrator not in INTEGRATORS:
-            raise fail("integrator", f"one of {list(INTEGRATORS)}", self.integrator)
-        if self.cone not in CONES:
-            raise fail("cone", f"one of {list(CONES)}", self.cone)
-        if len(self.solref) != 2:
-            raise fail("solref", "(timeconst [s], dampratio)", self.solref)
-        for i, value in enumerate(self.solref):
-            positive(value, f"solref[{i}]")
-        if len(self.solimp) != 5:
-            raise fail("solimp", "(d0, d_width, width, midpoint, power)", self.solimp)
+    def check(self) -> None:
+        """The impedance's ranges (see the module docstring)."""
         d0, d_width, width, midpoint, power = self.solimp
         if not (0.0 < d0 < 1.0 and 0.0 < d_width < 1.0):
-            raise fail("solimp", "d0 and d_width in (0, 1)", self.solimp)
-        positive(width, "solimp[2]")
+            raise ConfigError(None, "solimp", "d0 and d_width in (0, 1)", list(self.solimp))
+        if not width > 0.0:
+            raise ConfigError(None, "solimp[2]", "a width > 0 [m]", width)
         if not 0.0 < midpoint < 1.0:
-            raise fail("solimp[3]", "a midpoint in (0, 1)", midpoint)
-        if not (isinstance(power, int | float) and power >= 1.0):
-            raise fail("solimp[4]", "a power >= 1", power)
-        if not (isinstance(self.friction, int | float) and math.isfinite(self.friction)):
-            raise fail("friction", "a finite number >= 0", self.friction)
-        if self.friction < 0.0:
-            raise fail("friction", "a finite number >= 0", self.friction)
-        positive(self.sole_thickness, "sole_thickness")
-        if (
-            isinstance(self.solver_iterations, bool)
-            or not isinstance(self.solver_iterations, int)
-            or self.solver_iterations < 1
-        ):
-            raise fail("solver_iterations", "an integer >= 1", self.solver_iterations)
+            raise ConfigError(None, "solimp[3]", "a midpoint in (0, 1)", midpoint)
+        if not power >= 1.0:
+            raise ConfigError(None, "solimp[4]", "a power >= 1", power)
+
+
+__all__ = ["CONES", "INTEGRATORS", "MujocoSettings"]

@@ -1,7 +1,7 @@
 """Messages of the robot contract built from the backends' plain values (the ROS edge).
 
 Joint states, odometry and wrenches use :mod:`wbm_description.ros.messages`; this module adds the
-IMU, the F/T sensors and the clock, and the command parsing of ``joint_commands``.
+IMU, the F/T sensors and the clock, and the parsing of ``joint_commands``.
 """
 
 from __future__ import annotations
@@ -11,12 +11,13 @@ from geometry_msgs.msg import WrenchStamped
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState
 
-from wbm_description.robot_io import ImuReading, JointCommand
+from wbm_description.robot_io import ImuReading
 from wbm_description.ros.messages import (
     joint_arrays_from_message,
     time_from_seconds,
     wrench_message,
 )
+from wbm_dynamics.held_command import CommandUpdate
 
 
 def clock_message(seconds: float) -> Clock:
@@ -65,42 +66,14 @@ def wrench_stamped_message(
     return message
 
 
-class CommandAccumulator:
-    """Merges joint_commands messages (any subset of joints) into one held command.
+def command_update(message: JointState, joint_index: dict[str, int]) -> CommandUpdate:
+    """The command a ``joint_commands`` message gives (any subset of joints, by name).
 
-    Joints named in a message take its values; a field sent empty means "not commanded" for the
-    joints it names; joints not named keep what they had.
+    An array sent empty means "not commanded" for the joints the message names (see
+    :class:`~wbm_dynamics.held_command.HeldCommand`).
 
-    Args:
-        joint_names: The model's joints, in model order.
+    Raises:
+        InputError: Unknown or repeated joint, array length mismatch, NaN or inf.
     """
-
-    def __init__(self, joint_names: tuple[str, ...]):
-        self.joint_names = joint_names
-        self.joint_index = {name: i for i, name in enumerate(joint_names)}
-        self.clear()
-
-    def clear(self) -> None:
-        """No joint commanded."""
-        n = len(self.joint_names)
-        self.position = np.full(n, np.nan)
-        self.velocity = np.full(n, np.nan)
-        self.effort = np.full(n, np.nan)
-
-    def merge(self, message: JointState) -> JointCommand:
-        """Merge a message; returns the resulting held command.
-
-        Raises:
-            InputError: Unknown or repeated joint, array length mismatch, NaN or inf; the held
-                command is then unchanged.
-        """
-        arrays = joint_arrays_from_message(message, self.joint_index, require_all=False)
-        for field in ("position", "velocity", "effort"):
-            values = getattr(arrays, field)
-            held = getattr(self, field)
-            held[arrays.indices] = np.nan if values is None else values
-        return self.command()
-
-    def command(self) -> JointCommand:
-        """The held command (NaN: not commanded)."""
-        return JointCommand(self.position.copy(), self.velocity.copy(), self.effort.copy())
+    arrays = joint_arrays_from_message(message, joint_index, require_all=False)
+    return CommandUpdate(arrays.indices, arrays.position, arrays.velocity, arrays.effort)

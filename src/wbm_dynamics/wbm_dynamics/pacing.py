@@ -1,0 +1,372 @@
+"""The pacing loop of the robot-interface node, without ROS: when the robot advances and publishes.
+
+:class:`PacingLoop` owns everything the node decides between a backend and its topics:
+
+- ``realtime``: a thread advances the backend by one publication period (``publish_rate``, in
+  robot time) at a time and publishes, sleeping so that robot time follows the wall clock times
+  ``real_time_factor``; when it falls more than :data:`BEHIND_TOLERANCE` behind, it warns (at
+  most every :data:`BEHIND_LOG_PERIOD`) and restarts its schedule instead of catching up. A
+  backend that is not steppable (a real robot) paces itself: no sleeps are added;
+- ``as_fast_as_possible``: the same without sleeping;
+- ``lockstep``: each command received (valid or not) advances the backend by one control period
+  (``1 / control_rate``) and publishes once, so a closed loop that answers each state with one
+  command is deterministic. Until the first command, the state is republished every
+  :data:`BOOTSTRAP_PERIOD` of wall time (same stamp), so a controller that starts late sees it;
+- pause and resume: time stands still while paused;
+- divergence: a :class:`~wbm_dynamics.exceptions.SimulationDiverged` (or a failing backend) stops
+  the robot until :meth:`PacingLoop.reset`;
+- the command watchdog (:class:`~wbm_dynamics.watchdog.CommandWatchdog`): when commands stop for
+  ``command_timeout`` of robot time, the joints go to the damping mode and the held command is
+  cleared; the next command resumes;
+- ``hold_posture_at_start``: at start and after a reset, the backend holds
+  :meth:`~wbm_dynamics.backends.backend.RobotBackend.hold_posture_command` until a command comes.
+
+Calls into the backend are serialized by one lock (the thread, and the node's callbacks through
+:meth:`PacingLoop.command`, :meth:`PacingLoop.push`, :meth:`PacingLoop.reset`); publishing happens
+outside it. The wall clock is injected (:class:`WallClock`), so tests run the loop one iteration
+at a time (:meth:`PacingLoop.run_once`) on a clock of their own.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from wbm_description.exceptions import ConfigError
+from wbm_description.robot_io import RobotReadings
+from wbm_dynamics.backends.backend import BaseState, RobotBackend
+from wbm_dynamics.exceptions import BackendError, SimulationDiverged
+from wbm_dynamics.held_command import CommandUpdate, HeldCommand
+from wbm_dynamics.interface_settings import RobotInterfaceSettings
+from wbm_dynamics.watchdog import CommandWatchdog, damping_command
+
+BOOTSTRAP_PERIOD = 0.5
+"""Lockstep: the state is republished this often until a first command [s of wall time]."""
+
+POLL_PERIOD = 0.01
+"""How often a paused or stopped loop looks again [s of wall time]."""
+
+LOCKSTEP_POLL_PERIOD = 0.05
+"""Lockstep: how often the loop's thread looks whether the bootstrap publication is due [s]."""
+
+BEHIND_TOLERANCE = 0.25
+"""Realtime: how far behind schedule the loop may fall before it restarts it [s of wall time]."""
+
+BEHIND_LOG_PERIOD = 10.0
+"""Realtime: at most one "cannot keep up" warning per this period [s of wall time]."""
+
+
+class WallClock(Protocol):
+    """Where the loop reads and spends wall time."""
+
+    def now(self) -> float:
+        """Monotonic wall time [s]."""
+
+    def sleep(self, seconds: float) -> None:
+        """Wait ``seconds`` [s] of wall time."""
+
+
+class MonotonicClock:
+    """The real wall clock: :func:`time.monotonic` and :func:`time.sleep`."""
+
+    def now(self) -> float:
+        """Monotonic wall time [s]."""
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        """Wait ``seconds`` [s]."""
+        time.sleep(seconds)
+
+
+@dataclass(frozen=True)
+class RobotOutputs:
+    """One publication: everything the node publishes, at one robot time.
+
+    Attributes:
+        time: Robot time [s] (simulated time, or a real robot's device time); every stamp.
+        readings: The backend's readings (:meth:`RobotBackend.read`).
+        base: The true base state (ground truth odometry), or None.
+    """
+
+    time: float
+    readings: RobotReadings
+    base: BaseState | None
+
+
+Publish = Callable[[RobotOutputs], None]
+Log = Callable[[str, str], None]
+"""``log(level, text)`` with level "info", "warning" or "error"."""
+
+
+def _steps(rate: float, period: float) -> int:
+    """Backend periods per cycle of ``rate`` [Hz] (at least 1)."""
+    return max(1, round(1.0 / (rate * period)))
+
+
+class PacingLoop:
+    """Advances a backend and publishes its outputs, as the settings' pacing says.
+
+    Args:
+        backend: The robot backend.
+        settings: The node's settings (pacing, rates, watchdog, push duration, posture hold).
+        publish: Called with each publication (outside the lock; from the loop's thread or from
+            the caller of :meth:`command` and :meth:`reset`).
+        log: ``log(level, text)``.
+        clock: The wall clock; default :class:`MonotonicClock`.
+        source: Where the settings came from, for errors.
+
+    Raises:
+        ConfigError: Lockstep or a real-time factor other than 1 with a backend that is not
+            steppable (a real robot).
+    """
+
+    def __init__(
+        self,
+        backend: RobotBackend,
+        settings: RobotInterfaceSettings,
+        *,
+        publish: Publish,
+        log: Log,
+        clock: WallClock | None = None,
+        source: str | Path | None = None,
+    ):
+        if not backend.steppable and (
+            settings.pacing == "lockstep" or settings.real_time_factor != 1.0
+        ):
+            raise ConfigError(
+                source,
+                "pacing",
+                f"realtime with real_time_factor 1 for the real-time backend {settings.backend!r}",
+                f"{settings.pacing}, real_time_factor {settings.real_time_factor:g}",
+            )
+        self.backend = backend
+        self.settings = settings
+        self.clock: WallClock = clock if clock is not None else MonotonicClock()
+        self._publish = publish
+        self._log = log
+        self.period = backend.description.period
+        self.publish_steps = _steps(settings.publish_rate, self.period)
+        """Backend periods advanced per publication (realtime, as fast as possible)."""
+        self.control_steps = _steps(settings.control_rate, self.period)
+        """Backend periods advanced per command (lockstep)."""
+        self.lockstep = settings.pacing == "lockstep"
+        # A real robot paces itself: only a simulation is slowed down to the wall clock.
+        self.follows_wall_clock = settings.pacing == "realtime" and backend.steppable
+        self._ndof = len(backend.description.joint_names)
+        self._lock = threading.Lock()
+        self._held = HeldCommand(self._ndof)
+        self._watchdog = CommandWatchdog(settings.command_timeout)
+        self.paused = False
+        self.diverged = False
+        self.commands_received = 0
+        """Commands received (valid or not) since start or the last reset."""
+        self._resync = True
+        self._anchor_wall = self._anchor_time = 0.0
+        self._next_bootstrap = math.inf
+        self._last_behind_warning = -math.inf
+        self._running = False
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ life cycle
+
+    def start(self, *, thread: bool = True) -> None:
+        """Hold the initial command, publish the initial state, and start the loop's thread.
+
+        Args:
+            thread: Start the thread that calls :meth:`run_once` until :meth:`stop` (tests
+                call :meth:`run_once` themselves).
+        """
+        with self._lock:
+            self._initial_command()
+            outputs = self._outputs()
+        self._next_bootstrap = self.clock.now() + BOOTSTRAP_PERIOD
+        self._publish(outputs)
+        if thread and self._thread is None:
+            self._running = True
+            self._thread = threading.Thread(target=self._run, name="pacing", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the loop's thread (and wait for it)."""
+        self._running = False
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5.0)
+        self._thread = None
+
+    def request_stop(self) -> None:
+        """Ask the loop's thread to end, without waiting (e.g. from a publish callback)."""
+        self._running = False
+
+    def _run(self) -> None:
+        while self._running:
+            self.run_once()
+
+    def run_once(self) -> None:
+        """One iteration of the loop: a publication period, a pause poll or a bootstrap wait."""
+        if self.lockstep:
+            self._bootstrap()
+            return
+        clock = self.clock
+        if self._resync:
+            self._anchor_wall, self._anchor_time = clock.now(), self.backend.time
+            self._resync = False
+        if self.paused or self.diverged:
+            clock.sleep(POLL_PERIOD)
+            self._resync = True
+            return
+        with self._lock:
+            if self._watchdog.check(self.backend.time):
+                self._enter_damping_mode()
+            if not self._advance(self.publish_steps * self.period):
+                return
+            outputs = self._outputs()
+        self._publish(outputs)
+        if self.follows_wall_clock:
+            target = (
+                self._anchor_wall
+                + (outputs.time - self._anchor_time) / self.settings.real_time_factor
+            )
+            now = clock.now()
+            delay = target - now
+            if delay > 0.0:
+                clock.sleep(delay)
+            elif delay < -BEHIND_TOLERANCE:
+                if now - self._last_behind_warning >= BEHIND_LOG_PERIOD:
+                    self._last_behind_warning = now
+                    self._log(
+                        "warning",
+                        f"cannot keep up with real_time_factor "
+                        f"{self.settings.real_time_factor:g}: running slower",
+                    )
+                self._resync = True
+
+    def _bootstrap(self) -> None:
+        """Lockstep: republish the current state until a first command arrives."""
+        now = self.clock.now()
+        if self.commands_received == 0 and now >= self._next_bootstrap:
+            self._next_bootstrap = now + BOOTSTRAP_PERIOD
+            with self._lock:
+                outputs = self._outputs()
+            self._publish(outputs)
+        self.clock.sleep(LOCKSTEP_POLL_PERIOD)
+
+    # ------------------------------------------------------------------ inputs
+
+    def command(self, update: CommandUpdate | None) -> None:
+        """A joint command arrived: hold it merged (None: an invalid one, still counted).
+
+        In lockstep, every command, valid or not, advances one control period and publishes.
+        """
+        outputs = None
+        with self._lock:
+            self.commands_received += 1
+            if update is not None:
+                self.backend.write(self._held.merge(update))
+                if self._watchdog.command_received(self.backend.time):
+                    self._log("info", "joint_commands resumed")
+            if self.lockstep and not (self.paused or self.diverged):
+                if self._advance(self.control_steps * self.period):
+                    outputs = self._outputs()
+        if outputs is not None:
+            self._publish(outputs)
+
+    def push(self, frame: str, wrench: np.ndarray) -> None:
+        """Push ``frame`` for the settings' ``push_duration``.
+
+        Args:
+            frame: The link (frame) pushed.
+            wrench: (force [N], torque [N m]) at the frame origin, world axes, (6,).
+
+        Raises:
+            WbmError: An unknown frame, a bad wrench, or a backend that cannot push.
+        """
+        with self._lock:
+            self.backend.apply_wrench(frame, wrench, self.settings.push_duration)
+
+    def reset(self) -> None:
+        """Back to the backend's initial state, and publish it.
+
+        Commands, watchdog and divergence are cleared and the initial command held again.
+
+        Raises:
+            WbmError: The backend cannot be reset (a real robot).
+        """
+        with self._lock:
+            self.backend.reset()
+            self._held.clear()
+            self._watchdog.reset()
+            self._initial_command()
+            self.diverged = False
+            self._resync = True
+            self.commands_received = 0
+            outputs = self._outputs()
+        self._next_bootstrap = self.clock.now() + BOOTSTRAP_PERIOD
+        self._publish(outputs)
+
+    def pause(self) -> float:
+        """Stop robot time (realtime, as fast as possible; lockstep ignores commands meanwhile).
+
+        Returns:
+            The robot time it stopped at [s].
+        """
+        self.paused = True
+        return self.backend.time
+
+    def resume(self) -> float:
+        """Let robot time go on (from where it stopped, without catching up).
+
+        Returns:
+            The robot time it goes on from [s].
+        """
+        self.paused = False
+        self._resync = True
+        return self.backend.time
+
+    # ------------------------------------------------------------------ internals (lock held)
+
+    def _initial_command(self) -> None:
+        if self.settings.hold_posture_at_start:
+            self.backend.write(self.backend.hold_posture_command())
+
+    def _enter_damping_mode(self) -> None:
+        self._held.clear()
+        self.backend.write(damping_command(self._ndof))
+        self._log(
+            "warning",
+            f"no joint_commands for {self.settings.command_timeout:g} s: "
+            "joints in damping mode until commands resume",
+        )
+
+    def _advance(self, duration: float) -> bool:
+        """Advance the backend; False when it diverged or failed (then stopped until reset)."""
+        try:
+            self.backend.advance(duration)
+        except SimulationDiverged as error:
+            self.diverged = True
+            self._log("error", f"{error}; call the reset service")
+            return False
+        except BackendError as error:
+            self.diverged = True
+            self._log("error", f"robot backend failed: {error}")
+            return False
+        return True
+
+    def _outputs(self) -> RobotOutputs:
+        backend = self.backend
+        return RobotOutputs(backend.time, backend.read(), backend.base_state())
+
+
+__all__ = [
+    "BOOTSTRAP_PERIOD",
+    "MonotonicClock",
+    "PacingLoop",
+    "RobotOutputs",
+    "WallClock",
+]
