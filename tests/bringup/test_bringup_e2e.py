@@ -66,11 +66,11 @@ def robot_side_process(node_name: str, pacing: str) -> Process:
             "-r",
             f"__node:={node_name}",
             "--params-file",
-            str(ROOT / "config" / "icub" / "simulator.yaml"),
+            str(ROOT / "config" / "icub" / "robot_interface.yaml"),
             "-p",
             f"pacing:={pacing}",
             "-p",
-            "control_period:=0.002",
+            "control_rate:=500.0",
         ]
     )
 

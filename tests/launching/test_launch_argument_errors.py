@@ -5,10 +5,9 @@ started): the error must name that argument, with the value given, and say what 
 ``test_every_argument_of_every_launch_file_has_a_case`` keeps the table complete.
 
 Cases that only the controller or the robot-interface node can judge (a negative
-``target_duration`` or ``control_rate``) need those node modules' ``check_parameters`` hooks,
-which come with their refactor (issue 10): until a module has one they are expected to fail
-(strict xfail: they pass, and must pass, as soon as the hook is there). Until then such a value
-is refused by the node at start, which ends the launch (tests/bringup/test_launch_failures.py).
+``target_duration`` or ``control_rate``) are refused by those node modules' ``check_parameters``
+hooks; a value no pre-flight can see is refused by the node at start, which ends the launch
+(tests/bringup/test_launch_failures.py).
 """
 
 from __future__ import annotations
@@ -27,32 +26,19 @@ ROOT = Path(__file__).resolve().parents[2]
 LAUNCH = ROOT / "launch"
 ICUB_CONFIG = str(ROOT / "config" / "icub")
 
-HAS_HOOK = {
-    executable: (module := find_node_module(package, executable)) is not None
-    and module.check is not None
+def test_the_controller_and_robot_interface_have_hooks():
     for package, executable in (
         ("wbm_control", "wbm_controller"),
         ("wbm_dynamics", "wbm_robot_interface"),
-    )
-}
+    ):
+        module = find_node_module(package, executable)
+        assert module is not None and module.check is not None, executable
 
 
-def case(file: str, argument: str, value: str, *, needs_any: tuple[str, ...] = (), **extra):
-    """One bad value; ``needs_any``: node executables of which one hook must exist."""
-    marks = []
-    if needs_any and not any(HAS_HOOK[executable] for executable in needs_any):
-        marks.append(
-            pytest.mark.xfail(
-                strict=True,
-                reason=f"needs check_parameters in the module of {' or '.join(needs_any)}",
-            )
-        )
+def case(file: str, argument: str, value: str, **extra):
+    """One bad value of one argument (``extra``: other arguments given with it)."""
     name = f"{file.split('.')[0]}-{argument}:={value}" + "".join(f"+{k}" for k in extra)
-    return pytest.param(file, argument, value, extra, marks=marks, id=name)
-
-
-CONTROLLER = ("wbm_controller",)
-ROBOT_SIDE_OR_CONTROLLER = ("wbm_robot_interface", "wbm_controller")
+    return pytest.param(file, argument, value, extra, id=name)
 
 CASES = [
     # sim.launch.yaml
@@ -66,8 +52,8 @@ CASES = [
     case("sim.launch.yaml", "control_rate", "0"),
     case("sim.launch.yaml", "control_rate", "abc"),
     case("sim.launch.yaml", "control_rate", ""),
-    case("sim.launch.yaml", "control_rate", "-5", needs_any=ROBOT_SIDE_OR_CONTROLLER),
-    case("sim.launch.yaml", "target_duration", "-1", needs_any=CONTROLLER),
+    case("sim.launch.yaml", "control_rate", "-5"),
+    case("sim.launch.yaml", "target_duration", "-1"),
     # A string after the double of controller.yaml: rcl would give the node the double.
     case("sim.launch.yaml", "target_duration", "abc"),
     case("sim.launch.yaml", "viewer", "maybe"),
@@ -82,10 +68,10 @@ CASES = [
     case("robot.launch.yaml", "robot", "nonexistent"),
     case("robot.launch.yaml", "robot", "nonexistent", config_directory=ICUB_CONFIG),
     case("robot.launch.yaml", "controller_mode", "x"),
-    case("robot.launch.yaml", "control_rate", "0", needs_any=CONTROLLER),
+    case("robot.launch.yaml", "control_rate", "0"),
     case("robot.launch.yaml", "control_rate", "abc"),  # ignored by rcl: see target_duration
-    case("robot.launch.yaml", "control_rate", "-5", needs_any=CONTROLLER),
-    case("robot.launch.yaml", "target_duration", "-1", needs_any=CONTROLLER),
+    case("robot.launch.yaml", "control_rate", "-5"),
+    case("robot.launch.yaml", "target_duration", "-1"),
     case("robot.launch.yaml", "trigger", "x"),
     case("robot.launch.yaml", "namespace", "bad/name!"),
     case("robot.launch.yaml", "use_sim_time", "banana"),
@@ -98,7 +84,7 @@ CASES = [
     case("demo.launch.yaml", "contact_model", "x"),
     case("demo.launch.yaml", "pacing", "x"),
     case("demo.launch.yaml", "control_rate", "0"),
-    case("demo.launch.yaml", "control_rate", "-5", needs_any=ROBOT_SIDE_OR_CONTROLLER),
+    case("demo.launch.yaml", "control_rate", "-5"),
     case("demo.launch.yaml", "viewer", "maybe"),
     case("demo.launch.yaml", "record", "/etc/passwd/bag"),
     case("demo.launch.yaml", "hand_duration", "-1"),

@@ -26,13 +26,17 @@ targets are rejected (NaN, unknown frame) or clamped (out of reach) with a log.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped, PoseStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.clock import Clock, ClockType
+from rclpy.exceptions import InvalidTopicNameException
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.validate_topic_name import validate_topic_name
 from sensor_msgs.msg import Imu, JointState
 
 from wbm_control.controller import WholeBodyController
@@ -49,11 +53,17 @@ from wbm_control.ros.messages import (
     stamp_nanoseconds,
 )
 from wbm_control.safe_hold import LogLine, SafeHold
-from wbm_description.exceptions import WbmError
+from wbm_description.exceptions import ConfigError, NameNotFound, WbmError
 from wbm_description.registry import load_robot
 from wbm_description.robot_io import JointCommand
 from wbm_description.ros.messages import base_from_odometry, odometry_message, wrench_from_message
-from wbm_description.ros.node_runtime import WbmNode, declare_settings, run_node
+from wbm_description.ros.node_runtime import (
+    ROS_PARAMETERS,
+    WbmNode,
+    declare_settings,
+    run_node,
+)
+from wbm_description.settings import nest
 from wbm_description.whole_body_model import WholeBodyModel
 
 DIAGNOSTICS_RATE = 20.0  # [Hz], about
@@ -288,6 +298,40 @@ class ControllerNode(WbmNode):
         self._steps += 1
         if self._steps % self._diagnostics_every == 0:
             self.diagnostics_publisher.publish(diagnostics_message(self.controller.status, now))
+
+
+def check_parameters(parameters: Mapping[str, Any]) -> None:
+    """The checks this node makes of its parameters at start, without starting it.
+
+    ``wbm launch`` calls it for its pre-flight checks: the settings (ranges, choices, sections),
+    the robot config, the soles of ``initial_contacts``, the frames of the frame tasks and their
+    topics.
+
+    Raises:
+        ConfigError: A value the node would refuse; the key is the parameter's name.
+        WbmError: The robot's URDF cannot be read into a model.
+    """
+    values = {name: value for name, value in parameters.items() if name not in ROS_PARAMETERS}
+    settings = ControllerSettings.from_mapping(nest(values))
+    model = WholeBodyModel.from_config(load_robot(settings.robot))
+    soles = [sole.name for sole in model.config.soles]
+    for i, name in enumerate(settings.initial_contacts):
+        if name not in soles:
+            raise ConfigError(None, f"initial_contacts[{i}]", f"a sole of the robot {soles}", name)
+    for task, task_settings in settings.frame_tasks.items():
+        try:
+            model.frame_id(task_settings.frame)
+        except NameNotFound as error:
+            key = f"frame_tasks.{task}.frame"
+            raise ConfigError(
+                None, key, f"a frame of the robot ({error})", task_settings.frame
+            ) from None
+        try:
+            validate_topic_name(f"targets/{task}")
+        except InvalidTopicNameException:
+            raise ConfigError(
+                None, f"frame_tasks.{task}", "a task name that makes a valid topic", task
+            ) from None
 
 
 def main(args: list[str] | None = None) -> int:

@@ -28,6 +28,8 @@ and dropped; the last valid command stays.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
+from typing import Any
 
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
@@ -40,10 +42,16 @@ from std_srvs.srv import Trigger
 from wbm_description.exceptions import ConfigError, WbmError
 from wbm_description.registry import load_robot
 from wbm_description.ros.messages import joint_state_message, odometry_message, wrench_from_message
-from wbm_description.ros.node_runtime import WbmNode, declare_settings, run_node
-from wbm_description.settings import Settings
+from wbm_description.ros.node_runtime import (
+    ROS_PARAMETERS,
+    WbmNode,
+    declare_settings,
+    run_node,
+)
+from wbm_description.settings import Settings, nest
 from wbm_description.whole_body_model import WholeBodyModel
 from wbm_dynamics.backends import RobotBackend, available_backends, create_backend, load_backend
+from wbm_dynamics.exceptions import BackendError
 from wbm_dynamics.interface_settings import RobotInterfaceSettings
 from wbm_dynamics.noise import SensorNoise
 from wbm_dynamics.pacing import PacingLoop, RobotOutputs
@@ -260,6 +268,43 @@ def _declare_section(node: WbmNode, cls: type[Settings], name: str) -> Settings:
             raise
         key = f"{name}.{error.key}" if error.key else name
         raise ConfigError(error.path, key, error.expected, error.got) from None
+
+
+def check_parameters(parameters: Mapping[str, Any]) -> None:
+    """The checks this node makes of its parameters at start, without starting it.
+
+    ``wbm launch`` calls it for its pre-flight checks: the node-level settings, the robot config,
+    the backend (known and loadable) and its settings: the section named after it, or the file
+    ``backend_config`` names, read with the backend's ``settings_class``.
+
+    Raises:
+        ConfigError: A value the node would refuse; the key is the parameter's name (an error in
+            the robot config or backend config file keeps that file's path and key).
+    """
+    values = nest({name: v for name, v in parameters.items() if name not in ROS_PARAMETERS})
+    backends = available_backends()
+    settings = RobotInterfaceSettings.from_mapping(
+        {key: value for key, value in values.items() if key not in backends}
+    )
+    load_robot(settings.robot)
+    try:
+        backend_class = load_backend(settings.backend)
+    except BackendError as error:
+        expected = f"a robot backend ({error})"
+        raise ConfigError(None, "backend", expected, settings.backend) from None
+    section = values.get(settings.backend)
+    if settings.backend_config:
+        if section:
+            raise ConfigError(
+                None, settings.backend, "no section when backend_config names a file", "a section"
+            )
+        backend_class.settings_class.from_yaml(settings.backend_config)
+        return
+    try:
+        backend_class.settings_class.from_mapping(section or {})
+    except ConfigError as error:
+        key = f"{settings.backend}.{error.key}" if error.key else settings.backend
+        raise ConfigError(None, key, error.expected, error.got) from None
 
 
 def main(args: list[str] | None = None) -> int:
