@@ -1,9 +1,10 @@
 """A node that fails at start, or dies, ends the whole launch with its message and status.
 
-`wbm launch` runs as a process over the real nodes. The failures here are ones the pre-flight
-checks cannot see (a URDF that is not well-formed XML: the nodes find out when they build the
-model) or that it is told not to look for (``--no-check``: the issue's ``target_duration:=-1``,
-which left the simulator running without a controller), and a node killed while running.
+`wbm launch` runs as a process over the real nodes. A URDF that is not well-formed XML is
+refused by the pre-flight checks (which build each node's model before anything starts) and, when
+they are told not to look (``--no-check``), by the nodes themselves; so is the issue's
+``target_duration:=-1``, which left the simulator running without a controller; and a node killed
+while running ends the launch too.
 Afterwards no process of the launch may be left.
 """
 
@@ -66,11 +67,29 @@ def robot_with_a_broken_urdf(tmp_path) -> Path:
     return path
 
 
+def test_a_urdf_that_is_not_xml_is_refused_before_any_node_starts(robot_with_a_broken_urdf):
+    launch = wbm_launch(
+        "robot.launch.yaml",
+        f"robot:={robot_with_a_broken_urdf}",
+        f"config_directory:={ROOT / 'config' / 'icub'}",
+    )
+    code = wait_for_end(launch)
+    assert code != 0, launch.output[-3000:]
+    assert re.search(
+        r"wbm: error: .*robot\.launch\.yaml: node \S+: would not start: .*broken\.urdf: XML: "
+        r"expected well-formed XML",
+        launch.output,
+    ), launch.output[-3000:]
+    assert "Traceback" not in launch.output, launch.output[-3000:]
+    assert not re.search(r"^\[(controller|state_publisher|robot_interface)\] ", launch.output, re.M)
+
+
 def test_a_urdf_the_nodes_cannot_read_ends_the_launch(robot_with_a_broken_urdf):
     launch = wbm_launch(
         "robot.launch.yaml",
         f"robot:={robot_with_a_broken_urdf}",
         f"config_directory:={ROOT / 'config' / 'icub'}",
+        "--no-check",
     )
     code = wait_for_end(launch)
     label, status = ending_node(launch)
