@@ -213,6 +213,41 @@ class ContactPointSet:
             selection.index, selection.rows, position, velocity, rotation, selection
         )
 
+    def joint_wrenches(
+        self, kinematics: ContactKinematics, forces_world: np.ndarray
+    ) -> tuple[tuple[int, ...], np.ndarray]:
+        """Total wrench of forces at the points of ``kinematics`` on each of their joints.
+
+        Args:
+            kinematics: The points and their joint orientations.
+            forces_world: Force on the robot at each of its points, world axes [N], (m, 3).
+
+        Returns:
+            (joints, wrenches): the joints of the selection and, per joint, the wrench (force
+            [N], torque about the joint origin [N m]) in the joint frame, (g, 6).
+        """
+        selection = kinematics.selection
+        if selection is None:
+            return (), np.zeros((0, 6))
+        # R^T f per point: f as a column, rotation transposed.
+        force_local = kinematics.rotation.transpose(0, 2, 1) @ forces_world[:, :, np.newaxis]
+        return selection.joints, (selection.wrench_map @ force_local.ravel()).reshape(-1, 6)
+
+    def point_wrenches(
+        self, kinematics: ContactKinematics, forces_world: np.ndarray
+    ) -> np.ndarray:
+        """Wrench of the force at each point of ``kinematics`` in its joint's frame, (m, 6).
+
+        Force [N] and torque about the joint origin [N m], joint axes.
+        """
+        force_local = (kinematics.rotation.transpose(0, 2, 1) @ forces_world[:, :, np.newaxis])[
+            :, :, 0
+        ]
+        wrenches = np.empty((force_local.shape[0], 6))
+        wrenches[:, :3] = force_local
+        wrenches[:, 3:] = cross_rows(self.position_in_joint[kinematics.index], force_local)
+        return wrenches
+
     def add_joint_forces(
         self,
         kinematics: ContactKinematics,
@@ -228,13 +263,8 @@ class ContactPointSet:
             out: Per-joint forces in the joint frames (Pinocchio's ``fext``).
             dirty: Joints whose entry in ``out`` is already non-zero (added to, then updated).
         """
-        selection = kinematics.selection
-        if selection is None:
-            return
-        # R^T f per point: f as a column, rotation transposed.
-        force_local = kinematics.rotation.transpose(0, 2, 1) @ forces_world[:, :, np.newaxis]
-        totals = (selection.wrench_map @ force_local.ravel()).reshape(-1, 6)
-        for joint, total in zip(selection.joints, totals, strict=True):
+        joints, totals = self.joint_wrenches(kinematics, forces_world)
+        for joint, total in zip(joints, totals, strict=True):
             if joint in dirty:
                 out[joint] = out[joint] + pin.Force(total)
             else:

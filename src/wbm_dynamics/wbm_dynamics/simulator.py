@@ -42,7 +42,6 @@ from wbm_dynamics.contact_points import (
     ContactKinematics,
     ContactPointSet,
     ContactPointSpec,
-    cross_rows,
     points_from_config,
 )
 from wbm_dynamics.engine import Engine, GroundTruth, Push, servo_gains
@@ -138,16 +137,25 @@ class Simulator(Engine):
         self._margin = 0.0 if self._compliant else settings.rigid.activation_distance
 
         self.ft_sensors: list[ForceTorqueSensorModel] = []
-        self._ft_points: list[np.ndarray] = []
+        self._ft_points: list[np.ndarray] = []  # per sensor, (points,) bool
         self.imu_frame_id: int | None = None
         if config is not None:
             frame_of_point = [model.frame_id(point.frame) for point in self.contact_points.specs]
+            point_joint = self.contact_points.joint.tolist()
             for sensor in config.ft_sensors:
                 beyond = set(model.frames_below(sensor.frame))
                 ft = ForceTorqueSensorModel.build(self.model, sensor.name, sensor.frame, beyond)
                 self.ft_sensors.append(ft)
+                # The points on the sensor's body beyond the sensor (points on joints below
+                # are in the transmitted wrenches of those joints).
                 self._ft_points.append(
-                    np.array([i for i, f in enumerate(frame_of_point) if f in beyond], dtype=int)
+                    np.array(
+                        [
+                            f in ft.child_frames and joint == ft.joint
+                            for f, joint in zip(frame_of_point, point_joint, strict=True)
+                        ],
+                        dtype=bool,
+                    ).reshape(-1)
                 )
             if config.imu_frame is not None:
                 self.imu_frame_id = model.frame_id(config.imu_frame)
@@ -161,6 +169,7 @@ class Simulator(Engine):
         self._sensor_fext = pin.StdVec_Force()
         for _ in range(self.model.njoints):
             self._sensor_fext.append(pin.Force.Zero())
+        self._sensor_fext_dirty: set[int] = set()
         self.reset()
 
     # ------------------------------------------------------------------ state
@@ -456,37 +465,38 @@ class Simulator(Engine):
             return {}
         record = self._record
         model, data = self.model, self._sensor_data
-        pin.forwardKinematics(model, data, record.q)
         fext = self._sensor_fext
-        for joint in range(1, model.njoints):
+        for joint in self._sensor_fext_dirty:
             fext[joint] = self._zero_force
-        point_forces = self.contact_force_array()
-        for i in np.flatnonzero(np.any(point_forces != 0.0, axis=1)):
-            joint = int(self.contact_points.joint[i])
-            fext[joint] = fext[joint] + self._point_force_in_joint(data, i, point_forces[i])
+        dirty = self._sensor_fext_dirty = set()
+        kinematics = record.kinematics
+        point_wrenches = None
+        if kinematics.index.size:
+            # The contact forces act at the points' positions at the start of the step, in the
+            # joint frames at that configuration (the rotations of the step's kinematics).
+            self.contact_points.add_joint_forces(kinematics, record.contact_forces, fext, dirty)
+            point_wrenches = self.contact_points.point_wrenches(kinematics, record.contact_forces)
         push_on_joint = []
-        for push in record.pushes:
-            force = self._push_in_joint(data, push)
-            fext[push.joint] = fext[push.joint] + force
-            push_on_joint.append((push, force))
+        if record.pushes:
+            pin.forwardKinematics(model, data, record.q)
+            for push in record.pushes:
+                force = self._push_in_joint(data, push)
+                fext[push.joint] = fext[push.joint] + force if push.joint in dirty else force
+                dirty.add(push.joint)
+                push_on_joint.append((push, force))
         pin.rnea(model, data, record.q, record.v, record.a, fext)
         wrenches = {}
-        for sensor, points in zip(self.ft_sensors, self._ft_points, strict=True):
+        for sensor, mask in zip(self.ft_sensors, self._ft_points, strict=True):
             on_child = pin.Force.Zero()
-            for i in points:
-                if point_forces[i].any():
-                    on_child += self._point_force_in_joint(data, int(i), point_forces[i])
+            if point_wrenches is not None:
+                rows = mask[kinematics.index]
+                if rows.any():
+                    on_child = pin.Force(point_wrenches[rows].sum(axis=0))
             for push, force in push_on_joint:
                 if push.joint == sensor.joint and push.frame_id in sensor.child_frames:
                     on_child += force
             wrenches[sensor.name] = sensor.wrench(model, data, on_child)
         return wrenches
-
-    def _point_force_in_joint(self, data: pin.Data, point: int, force: np.ndarray) -> pin.Force:
-        joint = int(self.contact_points.joint[point])
-        local_force = data.oMi[joint].rotation.T @ force
-        local_point = self.contact_points.position_in_joint[point]
-        return pin.Force(local_force, cross_rows(local_point, local_force))
 
     def _push_in_joint(self, data: pin.Data, push: _Push) -> pin.Force:
         origin = data.oMi[push.joint].act(self.model.frames[push.frame_id].placement)
