@@ -21,6 +21,7 @@ import pinocchio as pin
 from wbm_description.exceptions import InputError
 from wbm_description.robot_config import RobotConfig
 from wbm_dynamics.environment import Environment
+from wbm_dynamics.external_forces import ExternalForces
 
 
 def cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -249,24 +250,15 @@ class ContactPointSet:
         return wrenches
 
     def add_joint_forces(
-        self,
-        kinematics: ContactKinematics,
-        forces_world: np.ndarray,
-        out: pin.StdVec_Force,
-        dirty: set[int],
+        self, kinematics: ContactKinematics, forces_world: np.ndarray, out: ExternalForces
     ) -> None:
         """Add forces at the points of ``kinematics`` to Pinocchio's per-joint external forces.
 
         Args:
             kinematics: The points and their joint orientations.
             forces_world: Force on the robot at each of its points, world axes [N], (m, 3).
-            out: Per-joint forces in the joint frames (Pinocchio's ``fext``).
-            dirty: Joints whose entry in ``out`` is already non-zero (added to, then updated).
+            out: Per-joint forces in the joint frames (Pinocchio's ``fext``), added to.
         """
         joints, totals = self.joint_wrenches(kinematics, forces_world)
         for joint, total in zip(joints, totals, strict=True):
-            if joint in dirty:
-                out[joint] = out[joint] + pin.Force(total)
-            else:
-                out[joint] = pin.Force(total)
-                dirty.add(joint)
+            out.add(joint, total)

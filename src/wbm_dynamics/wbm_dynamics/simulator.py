@@ -47,6 +47,7 @@ from wbm_dynamics.contact_points import (
 from wbm_dynamics.engine import Engine, GroundTruth, Push, servo_gains
 from wbm_dynamics.environment import Environment
 from wbm_dynamics.exceptions import SimulationDiverged
+from wbm_dynamics.external_forces import ExternalForces
 from wbm_dynamics.rigid_contact import RigidContactSolver
 from wbm_dynamics.sensors import ForceTorqueSensorModel, imu_reading
 from wbm_dynamics.settings import SimulatorSettings
@@ -160,16 +161,9 @@ class Simulator(Engine):
             if config.imu_frame is not None:
                 self.imu_frame_id = model.frame_id(config.imu_frame)
 
-        self._zero_force = pin.Force.Zero()
         self._tau = np.zeros(self.model.nv)
-        self._fext = pin.StdVec_Force()
-        for _ in range(self.model.njoints):
-            self._fext.append(pin.Force.Zero())
-        self._fext_dirty: set[int] = set()
-        self._sensor_fext = pin.StdVec_Force()
-        for _ in range(self.model.njoints):
-            self._sensor_fext.append(pin.Force.Zero())
-        self._sensor_fext_dirty: set[int] = set()
+        self._fext = ExternalForces(self.model.njoints)
+        self._sensor_fext = ExternalForces(self.model.njoints)
         self.reset()
 
     # ------------------------------------------------------------------ state
@@ -232,18 +226,13 @@ class Simulator(Engine):
             else:
                 self._step_semi_implicit()
 
-    def _external_forces(self, data: pin.Data) -> pin.StdVec_Force:
+    def _external_forces(self, data: pin.Data) -> ExternalForces:
         """Pinocchio's per-joint external forces holding the active pushes (joint frames)."""
         fext = self._fext
-        for joint in self._fext_dirty:
-            fext[joint] = self._zero_force
-        self._fext_dirty = set()
+        fext.clear()
         for push in self._pushes:
-            force = self._push_in_joint(data, push)
-            if push.joint in self._fext_dirty:
-                force = fext[push.joint] + force
-            fext[push.joint] = force
-            self._fext_dirty.add(push.joint)
+            force = self._push_in_joint(data, push)  # alive while its vector view is read
+            fext.add(push.joint, force.vector)
         return fext
 
     def _generalized_torques(self, actuators: ActuatorTorques) -> np.ndarray:
@@ -264,11 +253,11 @@ class Simulator(Engine):
         if self._compliant:
             forces = self.compliant_contact.update_anchors(kinematics)
         else:
-            v_free = v + dt * pin.aba(model, data, q, v, tau, fext)
+            v_free = v + dt * pin.aba(model, data, q, v, tau, fext.forces)
             result = self.rigid_contact.solve(data, q, v_free, kinematics, dt)
             forces, converged = result.forces, result.converged
-        self.contact_points.add_joint_forces(kinematics, forces, fext, self._fext_dirty)
-        a = pin.aba(model, data, q, v, tau, fext).copy()
+        self.contact_points.add_joint_forces(kinematics, forces, fext)
+        a = pin.aba(model, data, q, v, tau, fext.forces).copy()
         v_next = v + dt * a
         self._stop_at_limits(q, v_next)
         q_next = pin.integrate(model, q, v_next * dt)
@@ -287,8 +276,8 @@ class Simulator(Engine):
         if contacts:
             kinematics = self.contact_points.kinematics(data, self.environment, self._margin)
             forces = self.compliant_contact.forces(kinematics)
-            self.contact_points.add_joint_forces(kinematics, forces, fext, self._fext_dirty)
-        a = pin.aba(model, data, q, v, tau, fext).copy()
+            self.contact_points.add_joint_forces(kinematics, forces, fext)
+        a = pin.aba(model, data, q, v, tau, fext.forces).copy()
         return a, kinematics, forces, actuators.actuator
 
     def _tangent_rate(self, theta: np.ndarray, velocity: np.ndarray) -> np.ndarray:
@@ -466,25 +455,22 @@ class Simulator(Engine):
         record = self._record
         model, data = self.model, self._sensor_data
         fext = self._sensor_fext
-        for joint in self._sensor_fext_dirty:
-            fext[joint] = self._zero_force
-        dirty = self._sensor_fext_dirty = set()
+        fext.clear()
         kinematics = record.kinematics
         point_wrenches = None
         if kinematics.index.size:
             # The contact forces act at the points' positions at the start of the step, in the
             # joint frames at that configuration (the rotations of the step's kinematics).
-            self.contact_points.add_joint_forces(kinematics, record.contact_forces, fext, dirty)
+            self.contact_points.add_joint_forces(kinematics, record.contact_forces, fext)
             point_wrenches = self.contact_points.point_wrenches(kinematics, record.contact_forces)
         push_on_joint = []
         if record.pushes:
             pin.forwardKinematics(model, data, record.q)
             for push in record.pushes:
                 force = self._push_in_joint(data, push)
-                fext[push.joint] = fext[push.joint] + force if push.joint in dirty else force
-                dirty.add(push.joint)
+                fext.add(push.joint, force.vector)
                 push_on_joint.append((push, force))
-        pin.rnea(model, data, record.q, record.v, record.a, fext)
+        pin.rnea(model, data, record.q, record.v, record.a, fext.forces)
         wrenches = {}
         for sensor, mask in zip(self.ft_sensors, self._ft_points, strict=True):
             on_child = pin.Force.Zero()
