@@ -27,7 +27,7 @@ from wbm_description.exceptions import InputError
 from wbm_description.robot_io import JointCommand
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: built at every step, and frozen init costs more
 class ActuatorTorques:
     """Joint torques of one evaluation of the actuators (model joint order).
 

@@ -21,6 +21,7 @@ import pinocchio as pin
 from wbm_description.exceptions import InputError
 from wbm_description.robot_config import RobotConfig
 from wbm_dynamics.environment import Environment
+from wbm_dynamics.external_forces import ExternalForces
 
 
 def cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -196,7 +197,8 @@ class ContactPointSet:
         """
         if self.size == 0:
             return self._empty
-        placements = np.array([data.oMi[j].homogeneous for j in self.group_joints])
+        placements_of_joints = data.oMi  # one access: each costs a few microseconds
+        placements = np.array([placements_of_joints[j].homogeneous for j in self.group_joints])
         near = environment.near(placements[:, :3, 3], self.group_radius, margin)
         key = tuple(near.tolist())
         if not any(key):
@@ -204,7 +206,8 @@ class ContactPointSet:
         selection = self._selection(key)
         if len(selection.joints) < len(self.group_joints):
             placements = placements[near]
-        twists = np.concatenate([data.v[j].vector for j in selection.joints])
+        twists_of_joints = data.v
+        twists = np.concatenate([twists_of_joints[j].vector for j in selection.joints])
         position = (selection.position_map @ placements[:, :3, :].ravel()).reshape(-1, 3)
         velocity_local = (selection.velocity_map @ twists).reshape(-1, 3, 1)
         rotation = placements[selection.group_of_point, :3, :3]
@@ -213,30 +216,51 @@ class ContactPointSet:
             selection.index, selection.rows, position, velocity, rotation, selection
         )
 
+    def joint_wrenches(
+        self, kinematics: ContactKinematics, forces_world: np.ndarray
+    ) -> tuple[tuple[int, ...], np.ndarray]:
+        """Total wrench of forces at the points of ``kinematics`` on each of their joints.
+
+        Args:
+            kinematics: The points and their joint orientations.
+            forces_world: Force on the robot at each of its points, world axes [N], (m, 3).
+
+        Returns:
+            (joints, wrenches): the joints of the selection and, per joint, the wrench (force
+            [N], torque about the joint origin [N m]) in the joint frame, (g, 6).
+        """
+        selection = kinematics.selection
+        if selection is None:
+            return (), np.zeros((0, 6))
+        # R^T f per point: f as a column, rotation transposed.
+        force_local = kinematics.rotation.transpose(0, 2, 1) @ forces_world[:, :, np.newaxis]
+        return selection.joints, (selection.wrench_map @ force_local.ravel()).reshape(-1, 6)
+
+    def point_wrenches(
+        self, kinematics: ContactKinematics, forces_world: np.ndarray
+    ) -> np.ndarray:
+        """Wrench of the force at each point of ``kinematics`` in its joint's frame, (m, 6).
+
+        Force [N] and torque about the joint origin [N m], joint axes.
+        """
+        force_local = (kinematics.rotation.transpose(0, 2, 1) @ forces_world[:, :, np.newaxis])[
+            :, :, 0
+        ]
+        wrenches = np.empty((force_local.shape[0], 6))
+        wrenches[:, :3] = force_local
+        wrenches[:, 3:] = cross_rows(self.position_in_joint[kinematics.index], force_local)
+        return wrenches
+
     def add_joint_forces(
-        self,
-        kinematics: ContactKinematics,
-        forces_world: np.ndarray,
-        out: pin.StdVec_Force,
-        dirty: set[int],
+        self, kinematics: ContactKinematics, forces_world: np.ndarray, out: ExternalForces
     ) -> None:
         """Add forces at the points of ``kinematics`` to Pinocchio's per-joint external forces.
 
         Args:
             kinematics: The points and their joint orientations.
             forces_world: Force on the robot at each of its points, world axes [N], (m, 3).
-            out: Per-joint forces in the joint frames (Pinocchio's ``fext``).
-            dirty: Joints whose entry in ``out`` is already non-zero (added to, then updated).
+            out: Per-joint forces in the joint frames (Pinocchio's ``fext``), added to.
         """
-        selection = kinematics.selection
-        if selection is None:
-            return
-        # R^T f per point: f as a column, rotation transposed.
-        force_local = kinematics.rotation.transpose(0, 2, 1) @ forces_world[:, :, np.newaxis]
-        totals = (selection.wrench_map @ force_local.ravel()).reshape(-1, 6)
-        for joint, total in zip(selection.joints, totals, strict=True):
-            if joint in dirty:
-                out[joint] = out[joint] + pin.Force(total)
-            else:
-                out[joint] = pin.Force(total)
-                dirty.add(joint)
+        joints, totals = self.joint_wrenches(kinematics, forces_world)
+        for joint, total in zip(joints, totals, strict=True):
+            out.add(joint, total)

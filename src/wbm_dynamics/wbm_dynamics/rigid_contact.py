@@ -60,6 +60,12 @@ class _Problem:
 
     models: pin.StdVec_ConstraintModel
     datas: pin.StdVec_ConstraintData
+    # Views on the placements inside ``models`` (written in place at every solve): per point,
+    # the contact frame on the surface (rotation, translation) and the point frame's rotation
+    # in its joint (its translation, the point's position in the joint, is set once).
+    surface_rotation: list[np.ndarray]
+    surface_translation: list[np.ndarray]
+    point_rotation: list[np.ndarray]
 
 
 def contact_rotation(normal: np.ndarray) -> np.ndarray:
@@ -100,7 +106,11 @@ class RigidContactSolver:
         self.settings = settings
         self.environment = environment
         self.points = points
-        self.previous_impulses: dict[int, np.ndarray] = {}
+        # Warm start: the last impulse of each point (rows of points not in the last problem: 0).
+        self._previous = np.zeros((points.size, 3))
+        self._has_previous = np.zeros(points.size, dtype=bool)
+        size = model.nv
+        self._lower = np.tril_indices(size, -1)
         self._problems: dict[tuple, _Problem] = {}
         if settings.solver == "admm":
             self._solver = pin.ADMMConstraintSolver(3 * max(points.size, 1))
@@ -119,7 +129,12 @@ class RigidContactSolver:
 
     def reset(self) -> None:
         """Forget the warm start."""
-        self.previous_impulses.clear()
+        self._has_previous[:] = False
+
+    @property
+    def previous_impulses(self) -> dict[int, np.ndarray]:
+        """The last solve's impulse of each point in its problem, by point index [N s]."""
+        return {int(p): self._previous[p].copy() for p in np.flatnonzero(self._has_previous)}
 
     def _problem(self, index: np.ndarray, surfaces: np.ndarray, friction: np.ndarray) -> _Problem:
         """Constraint models and datas of an active set (cached: sets recur from step to step)."""
@@ -141,7 +156,19 @@ class RigidContactSolver:
                 constraint.setFriction(float(friction[k]))
                 models.append(pin.ConstraintModel(constraint))
                 datas.append(models[k].createData())
-            problem = _Problem(models, datas)
+            placements = [
+                (model.extract().joint1_placement, model.extract().joint2_placement)
+                for model in models
+            ]
+            for (_, on_robot), point in zip(placements, index.tolist(), strict=True):
+                on_robot.translation[:] = self.points.position_in_joint[point]
+            problem = _Problem(
+                models,
+                datas,
+                [on_surface.rotation for on_surface, _ in placements],
+                [on_surface.translation for on_surface, _ in placements],
+                [on_robot.rotation for _, on_robot in placements],
+            )
             self._problems[key] = problem
         return problem
 
@@ -160,12 +187,12 @@ class RigidContactSolver:
         forces = np.zeros((kinematics.index.size, 3))
         empty = RigidContactResult(forces, 0, True, 0)
         if kinematics.index.size == 0:
-            self.previous_impulses.clear()
+            self.reset()
             return empty
         query = self.environment.query(kinematics.position)
         active = query.distance < self.settings.activation_distance
         if not active.any():
-            self.previous_impulses.clear()
+            self.reset()
             return empty
         rows = np.flatnonzero(active)
         index = kinematics.index[rows]
@@ -175,46 +202,52 @@ class RigidContactSolver:
         surfaces = query.surface[active]
         problem = self._problem(index, surfaces, friction)
         model = self.model
-        rotations = np.array([contact_rotation(normal) for normal in normals])
+        # On the ground (normal +z) the contact axes are the world axes.
+        flat = not surfaces.any()
         on_surface = kinematics.position[rows] - distance[:, np.newaxis] * normals
         # Point frame on the robot: aligned with the contact frame at this configuration.
-        in_joint = np.einsum("kji,kjl->kil", kinematics.rotation[rows], rotations)
-        local = self.points.position_in_joint[index]
-        for k, constraint in enumerate(problem.models):
-            point = constraint.extract()
-            point.joint1_placement = pin.SE3(rotations[k], on_surface[k])
-            point.joint2_placement = pin.SE3(in_joint[k], local[k])
-        pin.crba(model, data, q, pin.Convention.WORLD)
+        if flat:
+            rotations = None
+            in_joint = kinematics.rotation[rows].transpose(0, 2, 1)
+        else:
+            rotations = np.array([contact_rotation(normal) for normal in normals])
+            in_joint = np.einsum("kji,kjl->kil", kinematics.rotation[rows], rotations)
+        for k in range(index.size):
+            problem.surface_rotation[k][:] = _IDENTITY if rotations is None else rotations[k]
+            problem.surface_translation[k][:] = on_surface[k]
+            problem.point_rotation[k][:] = in_joint[k]
+        inverse_mass = pin.computeMinverse(model, data, q)
+        pin.computeJointJacobians(model, data, q)  # the constraints read data.J
         for constraint, constraint_data in zip(problem.models, problem.datas, strict=True):
             constraint.calc(model, data, constraint_data)
         jacobian = pin.getConstraintsJacobian(model, data, problem.models, problem.datas)
-        inverse_mass = pin.computeMinverse(model, data, q)
-        inverse_mass = np.triu(inverse_mass) + np.triu(inverse_mass, 1).T
+        inverse_mass[self._lower] = inverse_mass.T[self._lower]  # upper triangle computed
         delassus_matrix = jacobian @ inverse_mass @ jacobian.T
         # A tiny diagonal regularisation: the Delassus matrix of two flat feet is singular.
-        delassus_matrix[np.diag_indices_from(delassus_matrix)] += 1e-10
+        delassus_matrix.flat[:: delassus_matrix.shape[0] + 1] += 1e-10
         delassus = pin.DelassusOperatorDense(delassus_matrix)
         constraint_models, constraint_datas = problem.models, problem.datas
         g = jacobian @ v_free
         beta = self.settings.penetration_correction
         g[2::3] += np.where(distance > 0.0, distance, beta * distance) / dt
-        guess = np.zeros(3 * index.size)
-        warm = False
-        for k, point in enumerate(index):
-            previous = self.previous_impulses.get(int(point))
-            if previous is not None:
-                guess[3 * k : 3 * k + 3] = previous
-                warm = True
-        if warm:
-            self._result.setConstraintImpulseGuess(guess)
+        warm = self._has_previous[index]
+        if warm.any():
+            self._result.setConstraintImpulseGuess(
+                np.where(warm[:, np.newaxis], self._previous[index], 0.0).ravel()
+            )
         else:
             self._result.clearConstraintImpulseGuess()
         converged = self._solver.solve(
             delassus, g, constraint_models, constraint_datas, self._solver_settings, self._result
         )
         impulses = self._result.retrieveConstraintImpulses().reshape(-1, 3)
-        self.previous_impulses = {int(p): impulses[k].copy() for k, p in enumerate(index)}
-        forces[rows] = np.einsum("kij,kj->ki", rotations, impulses) / dt
+        self._has_previous[:] = False
+        self._has_previous[index] = True
+        self._previous[index] = impulses
+        if rotations is None:
+            forces[rows] = impulses / dt
+        else:
+            forces[rows] = np.einsum("kij,kj->ki", rotations, impulses) / dt
         return RigidContactResult(
             forces, int(rows.size), bool(converged), int(self._result.iterations)
         )

@@ -42,12 +42,12 @@ from wbm_dynamics.contact_points import (
     ContactKinematics,
     ContactPointSet,
     ContactPointSpec,
-    cross_rows,
     points_from_config,
 )
 from wbm_dynamics.engine import Engine, GroundTruth, Push, servo_gains
 from wbm_dynamics.environment import Environment
 from wbm_dynamics.exceptions import SimulationDiverged
+from wbm_dynamics.external_forces import ExternalForces
 from wbm_dynamics.rigid_contact import RigidContactSolver
 from wbm_dynamics.sensors import ForceTorqueSensorModel, imu_reading
 from wbm_dynamics.settings import SimulatorSettings
@@ -138,29 +138,32 @@ class Simulator(Engine):
         self._margin = 0.0 if self._compliant else settings.rigid.activation_distance
 
         self.ft_sensors: list[ForceTorqueSensorModel] = []
-        self._ft_points: list[np.ndarray] = []
+        self._ft_points: list[np.ndarray] = []  # per sensor, (points,) bool
         self.imu_frame_id: int | None = None
         if config is not None:
             frame_of_point = [model.frame_id(point.frame) for point in self.contact_points.specs]
+            point_joint = self.contact_points.joint.tolist()
             for sensor in config.ft_sensors:
                 beyond = set(model.frames_below(sensor.frame))
                 ft = ForceTorqueSensorModel.build(self.model, sensor.name, sensor.frame, beyond)
                 self.ft_sensors.append(ft)
+                # The points on the sensor's body beyond the sensor (points on joints below
+                # are in the transmitted wrenches of those joints).
                 self._ft_points.append(
-                    np.array([i for i, f in enumerate(frame_of_point) if f in beyond], dtype=int)
+                    np.array(
+                        [
+                            f in ft.child_frames and joint == ft.joint
+                            for f, joint in zip(frame_of_point, point_joint, strict=True)
+                        ],
+                        dtype=bool,
+                    ).reshape(-1)
                 )
             if config.imu_frame is not None:
                 self.imu_frame_id = model.frame_id(config.imu_frame)
 
-        self._zero_force = pin.Force.Zero()
         self._tau = np.zeros(self.model.nv)
-        self._fext = pin.StdVec_Force()
-        for _ in range(self.model.njoints):
-            self._fext.append(pin.Force.Zero())
-        self._fext_dirty: set[int] = set()
-        self._sensor_fext = pin.StdVec_Force()
-        for _ in range(self.model.njoints):
-            self._sensor_fext.append(pin.Force.Zero())
+        self._fext = ExternalForces(self.model.njoints)
+        self._sensor_fext = ExternalForces(self.model.njoints)
         self.reset()
 
     # ------------------------------------------------------------------ state
@@ -223,18 +226,13 @@ class Simulator(Engine):
             else:
                 self._step_semi_implicit()
 
-    def _external_forces(self, data: pin.Data) -> pin.StdVec_Force:
+    def _external_forces(self, data: pin.Data) -> ExternalForces:
         """Pinocchio's per-joint external forces holding the active pushes (joint frames)."""
         fext = self._fext
-        for joint in self._fext_dirty:
-            fext[joint] = self._zero_force
-        self._fext_dirty = set()
+        fext.clear()
         for push in self._pushes:
-            force = self._push_in_joint(data, push)
-            if push.joint in self._fext_dirty:
-                force = fext[push.joint] + force
-            fext[push.joint] = force
-            self._fext_dirty.add(push.joint)
+            force = self._push_in_joint(data, push)  # alive while its vector view is read
+            fext.add(push.joint, force.vector)
         return fext
 
     def _generalized_torques(self, actuators: ActuatorTorques) -> np.ndarray:
@@ -255,11 +253,11 @@ class Simulator(Engine):
         if self._compliant:
             forces = self.compliant_contact.update_anchors(kinematics)
         else:
-            v_free = v + dt * pin.aba(model, data, q, v, tau, fext)
+            v_free = v + dt * pin.aba(model, data, q, v, tau, fext.forces)
             result = self.rigid_contact.solve(data, q, v_free, kinematics, dt)
             forces, converged = result.forces, result.converged
-        self.contact_points.add_joint_forces(kinematics, forces, fext, self._fext_dirty)
-        a = pin.aba(model, data, q, v, tau, fext).copy()
+        self.contact_points.add_joint_forces(kinematics, forces, fext)
+        a = pin.aba(model, data, q, v, tau, fext.forces).copy()
         v_next = v + dt * a
         self._stop_at_limits(q, v_next)
         q_next = pin.integrate(model, q, v_next * dt)
@@ -278,8 +276,8 @@ class Simulator(Engine):
         if contacts:
             kinematics = self.contact_points.kinematics(data, self.environment, self._margin)
             forces = self.compliant_contact.forces(kinematics)
-            self.contact_points.add_joint_forces(kinematics, forces, fext, self._fext_dirty)
-        a = pin.aba(model, data, q, v, tau, fext).copy()
+            self.contact_points.add_joint_forces(kinematics, forces, fext)
+        a = pin.aba(model, data, q, v, tau, fext.forces).copy()
         return a, kinematics, forces, actuators.actuator
 
     def _tangent_rate(self, theta: np.ndarray, velocity: np.ndarray) -> np.ndarray:
@@ -456,37 +454,35 @@ class Simulator(Engine):
             return {}
         record = self._record
         model, data = self.model, self._sensor_data
-        pin.forwardKinematics(model, data, record.q)
         fext = self._sensor_fext
-        for joint in range(1, model.njoints):
-            fext[joint] = self._zero_force
-        point_forces = self.contact_force_array()
-        for i in np.flatnonzero(np.any(point_forces != 0.0, axis=1)):
-            joint = int(self.contact_points.joint[i])
-            fext[joint] = fext[joint] + self._point_force_in_joint(data, i, point_forces[i])
+        fext.clear()
+        kinematics = record.kinematics
+        point_wrenches = None
+        if kinematics.index.size:
+            # The contact forces act at the points' positions at the start of the step, in the
+            # joint frames at that configuration (the rotations of the step's kinematics).
+            self.contact_points.add_joint_forces(kinematics, record.contact_forces, fext)
+            point_wrenches = self.contact_points.point_wrenches(kinematics, record.contact_forces)
         push_on_joint = []
-        for push in record.pushes:
-            force = self._push_in_joint(data, push)
-            fext[push.joint] = fext[push.joint] + force
-            push_on_joint.append((push, force))
-        pin.rnea(model, data, record.q, record.v, record.a, fext)
+        if record.pushes:
+            pin.forwardKinematics(model, data, record.q)
+            for push in record.pushes:
+                force = self._push_in_joint(data, push)
+                fext.add(push.joint, force.vector)
+                push_on_joint.append((push, force))
+        pin.rnea(model, data, record.q, record.v, record.a, fext.forces)
         wrenches = {}
-        for sensor, points in zip(self.ft_sensors, self._ft_points, strict=True):
+        for sensor, mask in zip(self.ft_sensors, self._ft_points, strict=True):
             on_child = pin.Force.Zero()
-            for i in points:
-                if point_forces[i].any():
-                    on_child += self._point_force_in_joint(data, int(i), point_forces[i])
+            if point_wrenches is not None:
+                rows = mask[kinematics.index]
+                if rows.any():
+                    on_child = pin.Force(point_wrenches[rows].sum(axis=0))
             for push, force in push_on_joint:
                 if push.joint == sensor.joint and push.frame_id in sensor.child_frames:
                     on_child += force
             wrenches[sensor.name] = sensor.wrench(model, data, on_child)
         return wrenches
-
-    def _point_force_in_joint(self, data: pin.Data, point: int, force: np.ndarray) -> pin.Force:
-        joint = int(self.contact_points.joint[point])
-        local_force = data.oMi[joint].rotation.T @ force
-        local_point = self.contact_points.position_in_joint[point]
-        return pin.Force(local_force, cross_rows(local_point, local_force))
 
     def _push_in_joint(self, data: pin.Data, push: _Push) -> pin.Force:
         origin = data.oMi[push.joint].act(self.model.frames[push.frame_id].placement)
