@@ -100,13 +100,7 @@ def project_into_polygon(point: np.ndarray, hull: np.ndarray, margin: float = 0.
     hull = np.asarray(hull, dtype=float)
     if len(hull) < 3:
         return p
-    normals, offsets = [], []
-    for a, b in zip(hull, np.roll(hull, -1, axis=0), strict=True):
-        edge = b - a
-        inward = np.array([-edge[1], edge[0]]) / np.linalg.norm(edge)
-        normals.append(inward)
-        offsets.append(float(inward @ a) + margin)  # inside: inward . x >= offset
-    normals_arr, offsets_arr = np.array(normals), np.array(offsets)
+    normals_arr, offsets_arr = _inward_half_planes(hull, margin)
 
     def feasible(x: np.ndarray) -> bool:
         return bool(np.all(normals_arr @ x >= offsets_arr - 1e-12))
@@ -131,12 +125,35 @@ def project_into_polygon(point: np.ndarray, hull: np.ndarray, margin: float = 0.
     return p
 
 
+def _inward_half_planes(hull: np.ndarray, margin: float) -> tuple[np.ndarray, np.ndarray]:
+    """Unit inward normals n_i (m, 2) and offsets d_i (m,) of a convex polygon shrunk by margin.
+
+    A point x is inside iff n_i . x >= d_i for every edge i (counter-clockwise hull).
+    """
+    edges = np.roll(hull, -1, axis=0) - hull
+    normals = np.empty_like(edges)
+    normals[:, 0] = -edges[:, 1]
+    normals[:, 1] = edges[:, 0]
+    normals /= np.sqrt(edges[:, 0] ** 2 + edges[:, 1] ** 2)[:, None]
+    offsets = np.einsum("ij,ij->i", normals, hull) + margin
+    return normals, offsets
+
+
 def static_equilibrium_margin(com: np.ndarray, support_polygon: np.ndarray) -> float:
     """Signed distance [m] of the CoM's ground projection to the support polygon's edge.
 
     Positive inside (statically stable on flat ground with enough friction), negative outside.
     """
-    return polygon_margin(np.asarray(com, dtype=float)[:2], support_polygon)
+    point = np.asarray(com, dtype=float)[:2]
+    hull = np.asarray(support_polygon, dtype=float)
+    if len(hull) >= 3:
+        # Inside: the distance to the nearest edge line (polygon_margin's value, computed in
+        # one vectorized pass); outside, the distance to the nearest edge segment below.
+        normals, offsets = _inward_half_planes(hull, 0.0)
+        inside = float(np.min(normals @ point - offsets))
+        if inside >= 0.0:
+            return inside
+    return polygon_margin(point, hull)
 
 
 def is_statically_stable(com: np.ndarray, support_polygon: np.ndarray) -> bool:

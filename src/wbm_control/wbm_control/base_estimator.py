@@ -125,6 +125,7 @@ class BaseEstimator:
                 "velocity_cutoff", "a positive frequency [Hz] or None", velocity_cutoff
             )
         self.velocity_cutoff = velocity_cutoff
+        self._q_base_frame = pin.neutral(self.pin_model)  # base at the origin, identity
         self.initial_sole_position = (
             np.zeros(3)
             if initial_sole_position is None
@@ -147,11 +148,20 @@ class BaseEstimator:
         """Sole name to the world position it is assumed fixed at (loaded soles only)."""
         return {k: v.copy() for k, v in self._anchors.items()}
 
-    def _orientation(self, readings: RobotReadings, q_joints: np.ndarray) -> np.ndarray:
-        """R_world_base from the IMU and the joint kinematics (base at identity)."""
-        q = pin.neutral(self.pin_model)
+    def _kinematics_in_base(self, q_joints: np.ndarray) -> None:
+        """One pass at the base placed at the origin with identity orientation.
+
+        Placements, velocities and Jacobians of the robot with its base rotated by R follow from
+        these by a rotation (Pinocchio's base twist is in base axes): the estimator needs no
+        second kinematics pass once it knows R.
+        """
+        q = self._q_base_frame
         q[7:] = q_joints
-        pin.framesForwardKinematics(self.pin_model, self.data, q)
+        pin.computeJointJacobians(self.pin_model, self.data, q)
+        pin.updateFramePlacements(self.pin_model, self.data)
+
+    def _orientation(self, readings: RobotReadings) -> np.ndarray:
+        """R_world_base from the IMU and the joint kinematics (of :meth:`_kinematics_in_base`)."""
         rotation_imu_in_base = self.data.oMf[self.imu_frame_id].rotation
         rotation_imu_in_world = rotation_from_quaternion_xyzw(readings.imu.orientation_xyzw)
         rotation = rotation_imu_in_world @ rotation_imu_in_base.T
@@ -177,16 +187,20 @@ class BaseEstimator:
         if gyro.shape != (3,) or not np.all(np.isfinite(gyro)):
             raise InputError("readings.imu.angular_velocity", "3 finite values", gyro)
 
-        rotation = self._orientation(readings, q_j)
+        self._kinematics_in_base(q_j)
+        rotation = self._orientation(readings)
         q = np.zeros(self.pin_model.nq)
         q[3:7] = pin.Quaternion(rotation).coeffs()
         q[7:] = q_j
+        # The base's rotation as the free-flyer joint has it (from the quaternion).
+        base_rotation = pin.Quaternion(q[3:7]).toRotationMatrix()
+        base = pin.SE3(base_rotation, np.zeros(3))
+        oMf = self.data.oMf
         # Sole positions relative to the base origin, in world axes (base at the origin).
-        pin.framesForwardKinematics(self.pin_model, self.data, q)
         sole_offsets = {
-            s: self.data.oMf[f].translation.copy() for s, f in self.sole_frame_ids.items()
+            s: base_rotation @ oMf[f].translation for s, f in self.sole_frame_ids.items()
         }
-        sensor_placements = {s: self.data.oMf[f].copy() for s, f in self.sensor_frame_ids.items()}
+        sensor_placements = {s: base * oMf[f] for s, f in self.sensor_frame_ids.items()}
         # Normal forces (translation does not change the world-axes force).
         wrenches_at_origin_base = ft_wrenches_in_world(sensor_placements, readings.wrenches)
         normal_forces = {
@@ -231,19 +245,19 @@ class BaseEstimator:
         # Velocities: gyro for the base angular velocity, fixed soles for the linear one.
         v = np.zeros(self.pin_model.nv)
         v[6:] = dq_j
-        pin.computeJointJacobians(self.pin_model, self.data, q)
-        pin.updateFramePlacements(self.pin_model, self.data)
+        # The IMU's LOCAL Jacobian does not depend on the base placement.
         J_imu = pin.getFrameJacobian(self.pin_model, self.data, self.imu_frame_id, _LOCAL)
         v[3:6] = np.linalg.solve(J_imu[3:6, 3:6], gyro - J_imu[3:6, 6:] @ dq_j)
         fixed = [s for s in self._loaded if s in self._anchors]
         if fixed:
             rows_base, rhs = [], []
             for sole in fixed:
+                # Linear rows of the LOCAL_WORLD_ALIGNED Jacobian with the base rotated: R J.
                 J = pin.getFrameJacobian(
                     self.pin_model, self.data, self.sole_frame_ids[sole], _LWA
-                )
-                rows_base.append(J[0:3, 0:3])
-                rhs.append(-(J[0:3, 3:] @ v[3:]))
+                )[0:3]
+                rows_base.append(base_rotation @ J[:, 0:3])
+                rhs.append(-(base_rotation @ (J[:, 3:] @ v[3:])))
             v[0:3] = np.linalg.lstsq(np.vstack(rows_base), np.concatenate(rhs), rcond=None)[0]
         elif self._last is not None:
             rotation_last = pin.Quaternion(self._last.q[3:7]).toRotationMatrix()

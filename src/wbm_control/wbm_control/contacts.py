@@ -68,6 +68,8 @@ class ContactSet:
     def __init__(self, soles: Iterable[SoleContact]):
         self._soles = {sole.name: sole for sole in soles}
         self._active: dict[str, ActiveContact] = {}
+        self._polygon: np.ndarray | None = None  # support polygon while the set is unchanged
+        self._ground_height: float | None = None
 
     @property
     def sole_names(self) -> list[str]:
@@ -85,11 +87,18 @@ class ContactSet:
         if not np.all(np.isfinite(placement.homogeneous)):
             raise InputError("placement", "a finite placement", placement)
         self._active[name] = ActiveContact(self.sole(name), placement.copy())
+        self._changed()
 
     def release(self, name: str) -> None:
         """Take a sole out of contact (no-op if it was not in contact)."""
         self.sole(name)
-        self._active.pop(name, None)
+        if self._active.pop(name, None) is not None:
+            self._changed()
+
+    def _changed(self) -> None:
+        """Forget what was computed from the held soles (polygon, ground height)."""
+        self._polygon = None
+        self._ground_height = None
 
     def active(self) -> list[ActiveContact]:
         """The contacts in activation order."""
@@ -105,11 +114,22 @@ class ContactSet:
 
     def ground_height(self) -> float:
         """Mean height of the held soles in the world [m] (0 when none is held)."""
-        if not self._active:
-            return 0.0
-        return float(np.mean([c.placement.translation[2] for c in self._active.values()]))
+        if self._ground_height is None:
+            self._ground_height = (
+                float(np.mean([c.placement.translation[2] for c in self._active.values()]))
+                if self._active
+                else 0.0
+            )
+        return self._ground_height
 
     def support_polygon(self) -> np.ndarray:
-        """(m, 2) convex hull of the active soles' corners, counter-clockwise (empty if none)."""
-        corners = [c for contact in self._active.values() for c in contact.corners_in_world()]
-        return convex_hull_2d(corners) if corners else np.zeros((0, 2))
+        """(m, 2) convex hull of the active soles' corners, counter-clockwise (empty if none).
+
+        Computed once while the held soles do not change (a read-only array).
+        """
+        if self._polygon is None:
+            corners = [c for contact in self._active.values() for c in contact.corners_in_world()]
+            polygon = convex_hull_2d(corners) if corners else np.zeros((0, 2))
+            polygon.flags.writeable = False
+            self._polygon = polygon
+        return self._polygon

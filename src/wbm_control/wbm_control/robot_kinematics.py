@@ -18,6 +18,7 @@ import numpy as np
 import pinocchio as pin
 
 LOCAL_WORLD_ALIGNED = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+ACCELERATION = pin.KinematicLevel.ACCELERATION
 
 
 class RobotKinematics:
@@ -61,24 +62,28 @@ class RobotKinematics:
     ):
         self.q = q
         self.v = v
-        frame_ids = set(frame_ids)
-        zero = np.zeros(model.nv)
-        pin.centerOfMass(model, data, q, v, zero)
-        self.com = data.com[0].copy()
-        self.com_velocity = data.vcom[0].copy()
-        self.com_drift = data.acom[0].copy()
+        frame_ids = sorted(set(frame_ids))
         self.velocities: dict[int, np.ndarray] = {}
         self.drifts: dict[int, np.ndarray] = {}
         self.jacobians: dict[int, np.ndarray] = {}
         self.com_jacobian: np.ndarray | None = None
         self.mass_matrix: np.ndarray | None = None
         self.bias_forces: np.ndarray | None = None
+        if dynamics:
+            # One pass: joint placements, velocities, accelerations at a = 0 (the drifts),
+            # Jacobians, the CoM and its Jacobian, M (upper triangle) and h = C v + g.
+            pin.computeAllTerms(model, data, q, v)
+        else:
+            pin.forwardKinematics(model, data, q, v, np.zeros(model.nv))
+        # CoM position, velocity and acceleration at a = 0 from the joint states just computed.
+        pin.centerOfMass(model, data, ACCELERATION, False)
+        pin.updateFramePlacements(model, data)
+        self.com = data.com[0].copy()
+        self.com_velocity = data.vcom[0].copy()
+        self.com_drift = data.acom[0].copy()
+        self.placements = {fid: data.oMf[fid].copy() for fid in frame_ids}
         if not dynamics:
-            pin.framesForwardKinematics(model, data, q)
-            self.placements = {fid: data.oMf[fid].copy() for fid in frame_ids}
             return
-        # Drifts dJ/dt v: classical accelerations at a = 0 (forward kinematics with a = 0).
-        pin.forwardKinematics(model, data, q, v, zero)
         for fid in frame_ids:
             self.drifts[fid] = pin.getFrameClassicalAcceleration(
                 model, data, fid, LOCAL_WORLD_ALIGNED
@@ -86,12 +91,8 @@ class RobotKinematics:
             self.velocities[fid] = pin.getFrameVelocity(
                 model, data, fid, LOCAL_WORLD_ALIGNED
             ).vector
-        pin.computeJointJacobians(model, data, q)
-        pin.updateFramePlacements(model, data)
-        for fid in frame_ids:
             self.jacobians[fid] = pin.getFrameJacobian(model, data, fid, LOCAL_WORLD_ALIGNED)
-        self.placements = {fid: data.oMf[fid].copy() for fid in frame_ids}
-        self.com_jacobian = pin.jacobianCenterOfMass(model, data, q).copy()
-        M = pin.crba(model, data, q)
+        self.com_jacobian = data.Jcom.copy()
+        M = data.M
         self.mass_matrix = np.triu(M) + np.triu(M, 1).T
-        self.bias_forces = pin.nonLinearEffects(model, data, q, v).copy()
+        self.bias_forces = data.nle.copy()
