@@ -125,11 +125,29 @@ def project_into_polygon(point: np.ndarray, hull: np.ndarray, margin: float = 0.
     return p
 
 
+#: Margin to (read-only hull, normals, offsets) of the last such hull asked for: a controller
+#: asks for the same support polygon (a read-only array, ContactSet's cache) at every step.
+_half_planes_cache: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+
 def _inward_half_planes(hull: np.ndarray, margin: float) -> tuple[np.ndarray, np.ndarray]:
     """Unit inward normals n_i (m, 2) and offsets d_i (m,) of a convex polygon shrunk by margin.
 
-    A point x is inside iff n_i . x >= d_i for every edge i (counter-clockwise hull).
+    A point x is inside iff n_i . x >= d_i for every edge i (counter-clockwise hull). The result
+    for a read-only hull is kept until another hull or margin is asked for.
     """
+    cached = _half_planes_cache.get(margin)
+    if cached is not None and cached[0] is hull:
+        return cached[1], cached[2]
+    normals, offsets = _compute_half_planes(hull, margin)
+    if not hull.flags.writeable:
+        if len(_half_planes_cache) > 8:
+            _half_planes_cache.clear()
+        _half_planes_cache[margin] = (hull, normals, offsets)
+    return normals, offsets
+
+
+def _compute_half_planes(hull: np.ndarray, margin: float) -> tuple[np.ndarray, np.ndarray]:
     edges = np.roll(hull, -1, axis=0) - hull
     normals = np.empty_like(edges)
     normals[:, 0] = -edges[:, 1]

@@ -283,6 +283,16 @@ def _shift_to_world_origin(
     wrench_about_base_origin: np.ndarray, base_position: np.ndarray
 ) -> np.ndarray:
     """Move a world-axes wrench from the base origin (at p) to the world origin."""
-    f = wrench_about_base_origin[:3]
-    tau = wrench_about_base_origin[3:] + np.cross(base_position, f)
-    return np.concatenate([f, tau])
+    w = wrench_about_base_origin
+    p = base_position
+    # tau + p x f, written out (np.cross costs more than the whole product here).
+    return np.array(
+        [
+            w[0],
+            w[1],
+            w[2],
+            w[3] + (p[1] * w[2] - p[2] * w[1]),
+            w[4] + (p[2] * w[0] - p[0] * w[2]),
+            w[5] + (p[0] * w[1] - p[1] * w[0]),
+        ]
+    )

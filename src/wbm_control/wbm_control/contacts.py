@@ -6,7 +6,7 @@ Contacts are activated and released through :class:`ContactSet` (walking builds 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pinocchio as pin
@@ -24,12 +24,17 @@ class ActiveContact:
 
     Attributes:
         sole: The sole's geometry (robot config).
-        placement: Where the sole frame is held, in the world (its anchor).
+        placement: Where the sole frame is held, in the world (its anchor); not to be changed
+            in place (what follows from it is computed once: activate the sole again instead).
     """
 
     sole: SoleContact
 
     placement: pin.SE3
+
+    _cones: dict[tuple[float, float], np.ndarray] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def cone(self, mu: float, *, cop_margin: float = 0.0) -> np.ndarray:
         """Face matrix (16 x 6) of the contact wrench cone at the sole origin, world axes.
@@ -38,7 +43,19 @@ class ActiveContact:
             mu: Friction coefficient [-].
             cop_margin: The CoP is kept this far inside the sole's edges [m] (the rectangle is
                 shrunk by it on every side).
+
+        Returns:
+            A read-only array, computed once per (mu, cop_margin) while the sole is held.
         """
+        key = (float(mu), float(cop_margin))
+        cone = self._cones.get(key)
+        if cone is None:
+            cone = self._compute_cone(mu, cop_margin)
+            cone.flags.writeable = False
+            self._cones[key] = cone
+        return cone
+
+    def _compute_cone(self, mu: float, cop_margin: float) -> np.ndarray:
         if not 0.0 <= cop_margin < 0.5 * min(self.sole.length, self.sole.width):
             raise InputError("cop_margin", "a margin in [0, half the sole width) [m]", cop_margin)
         return contact_wrench_cone_world(

@@ -142,13 +142,18 @@ def build_whole_body_qp(
     H = np.zeros((n, n))
     g = np.zeros(n)
     if tasks:
-        J = np.vstack([task.jacobian for task in tasks])
-        w = np.concatenate(
-            [np.broadcast_to(task.weight, (len(task.desired),)) for task in tasks]
-        ).astype(float)
-        residual = np.concatenate([task.desired for task in tasks]) - np.concatenate(
-            [task.drift for task in tasks]
-        )
+        rows = sum(len(task.desired) for task in tasks)
+        J = np.empty((rows, nv))
+        w = np.empty(rows)
+        residual = np.empty(rows)
+        row = 0
+        for task in tasks:
+            m = len(task.desired)
+            J[row : row + m] = task.jacobian
+            w[row : row + m] = task.weight
+            residual[row : row + m] = task.desired
+            residual[row : row + m] -= task.drift
+            row += m
         WJ = w[:, None] * J
         H[:nv, :nv] = J.T @ WJ
         g[:nv] = -(WJ.T @ residual)

@@ -36,20 +36,6 @@ class ContactTask:
         self.settings = settings
         self.friction_coefficient = friction_coefficient
         self.cop_margin = cop_margin
-        # Sole name to (the contact it was computed for, its cone): a held sole's cone does not
-        # change until the sole is activated again (a new ActiveContact).
-        self._cones: dict[str, tuple[ActiveContact, float, float, np.ndarray]] = {}
-
-    def cone(self, contact: ActiveContact) -> np.ndarray:
-        """The held sole's wrench cone (16 x 6), world axes at the sole origin (cached)."""
-        mu, margin = self.friction_coefficient, self.cop_margin
-        cached = self._cones.get(contact.sole.name)
-        if cached is None or cached[:3] != (contact, mu, margin):
-            cone = contact.cone(mu, cop_margin=margin)
-            cone.flags.writeable = False
-            cached = (contact, mu, margin, cone)
-            self._cones[contact.sole.name] = cached
-        return cached[3]
 
     def compute_error(self, kinematics: RobotKinematics, contact: ActiveContact) -> np.ndarray:
         """Pose error (6,) of the sole to its anchor [m, rad]."""
@@ -72,5 +58,5 @@ class ContactTask:
             jacobian,
             kinematics.drifts[frame_id],
             desired,
-            self.cone(contact),
+            contact.cone(self.friction_coefficient, cop_margin=self.cop_margin),
         )
