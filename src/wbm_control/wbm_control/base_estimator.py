@@ -181,10 +181,10 @@ class BaseEstimator:
         dq_j = np.asarray(readings.joint_velocities, dtype=float)
         ndof = self.pin_model.nv - 6
         for name, value in (("joint_positions", q_j), ("joint_velocities", dq_j)):
-            if value.shape != (ndof,) or not np.all(np.isfinite(value)):
+            if value.shape != (ndof,) or not np.isfinite(value).all():
                 raise InputError(f"readings.{name}", f"{ndof} finite values", value.shape)
         gyro = np.asarray(readings.imu.angular_velocity, dtype=float)
-        if gyro.shape != (3,) or not np.all(np.isfinite(gyro)):
+        if gyro.shape != (3,) or not np.isfinite(gyro).all():
             raise InputError("readings.imu.angular_velocity", "3 finite values", gyro)
 
         self._kinematics_in_base(q_j)
@@ -250,15 +250,18 @@ class BaseEstimator:
         v[3:6] = np.linalg.solve(J_imu[3:6, 3:6], gyro - J_imu[3:6, 6:] @ dq_j)
         fixed = [s for s in self._loaded if s in self._anchors]
         if fixed:
-            rows_base, rhs = [], []
+            # Least squares over the fixed soles, B_i v_b = r_i, by its normal equations (each
+            # B_i is R times the base block at identity, a rotation for a free-flyer: full rank).
+            normal_matrix, normal_rhs = np.zeros((3, 3)), np.zeros(3)
             for sole in fixed:
                 # Linear rows of the LOCAL_WORLD_ALIGNED Jacobian with the base rotated: R J.
                 J = pin.getFrameJacobian(
                     self.pin_model, self.data, self.sole_frame_ids[sole], _LWA
                 )[0:3]
-                rows_base.append(base_rotation @ J[:, 0:3])
-                rhs.append(-(base_rotation @ (J[:, 3:] @ v[3:])))
-            v[0:3] = np.linalg.lstsq(np.vstack(rows_base), np.concatenate(rhs), rcond=None)[0]
+                rows_base = base_rotation @ J[:, 0:3]
+                normal_matrix += rows_base.T @ rows_base
+                normal_rhs -= rows_base.T @ (base_rotation @ (J[:, 3:] @ v[3:]))
+            v[0:3] = np.linalg.solve(normal_matrix, normal_rhs)
         elif self._last is not None:
             rotation_last = pin.Quaternion(self._last.q[3:7]).toRotationMatrix()
             v[0:3] = rotation.T @ (rotation_last @ self._last.v[:3])

@@ -28,12 +28,10 @@ NOT_STARTED = "the controller has not started (no readings yet)"
 
 def pose_error(target: pin.SE3, current: pin.SE3) -> np.ndarray:
     """(p* - p, log3(R* R^T)) in world axes [m, rad]: the twist that moves current to target."""
-    return np.concatenate(
-        [
-            target.translation - current.translation,
-            pin.log3(target.rotation @ current.rotation.T),
-        ]
-    )
+    error = np.empty(6)
+    np.subtract(target.translation, current.translation, out=error[:3])
+    error[3:] = pin.log3(target.rotation @ current.rotation.T)
+    return error
 
 
 class FrameTask:
