@@ -43,7 +43,7 @@ def ft_wrenches_in_world(
         if name not in sensor_placements:
             continue
         array = np.asarray(wrench, dtype=float)
-        if array.shape != (6,) or not np.all(np.isfinite(array)):
+        if array.shape != (6,) or not np.isfinite(array).all():
             raise InputError(f"wrenches[{name!r}]", "6 finite values", array)
         result[name] = wrench_in_world(sensor_placements[name], array)
     return result
@@ -103,7 +103,7 @@ def project_into_polygon(point: np.ndarray, hull: np.ndarray, margin: float = 0.
     normals_arr, offsets_arr = _inward_half_planes(hull, margin)
 
     def feasible(x: np.ndarray) -> bool:
-        return bool(np.all(normals_arr @ x >= offsets_arr - 1e-12))
+        return bool((normals_arr @ x >= offsets_arr - 1e-12).all())
 
     xy = p[:2]
     if feasible(xy):

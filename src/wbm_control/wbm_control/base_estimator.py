@@ -247,7 +247,9 @@ class BaseEstimator:
         v[6:] = dq_j
         # The IMU's LOCAL Jacobian does not depend on the base placement.
         J_imu = pin.getFrameJacobian(self.pin_model, self.data, self.imu_frame_id, _LOCAL)
-        v[3:6] = np.linalg.solve(J_imu[3:6, 3:6], gyro - J_imu[3:6, 6:] @ dq_j)
+        # Its base angular block is the rotation from the base to the IMU axes: its inverse is
+        # its transpose.
+        v[3:6] = J_imu[3:6, 3:6].T @ (gyro - J_imu[3:6, 6:] @ dq_j)
         fixed = [s for s in self._loaded if s in self._anchors]
         if fixed:
             # Least squares over the fixed soles, B_i v_b = r_i, by its normal equations (each

@@ -275,7 +275,7 @@ class DifferentialIK:
         """
         problem = self.build(q, dt)
         result = qpsolvers.solve_problem(problem, solver=self.solver, **self.solver_options)
-        if not result.found or result.x is None or not np.all(np.isfinite(result.x)):
+        if not result.found or result.x is None or not np.isfinite(result.x).all():
             raise NoSolutionFound("ik", f"qpsolvers/{self.solver} found={result.found}")
         return result.x / dt
 

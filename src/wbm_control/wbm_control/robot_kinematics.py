@@ -20,6 +20,15 @@ import pinocchio as pin
 LOCAL_WORLD_ALIGNED = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 ACCELERATION = pin.KinematicLevel.ACCELERATION
 
+_LOWER_TRIANGLES: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _lower_triangle(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the strictly lower triangle of an n x n matrix (computed once per n)."""
+    if n not in _LOWER_TRIANGLES:
+        _LOWER_TRIANGLES[n] = np.tril_indices(n, -1)
+    return _LOWER_TRIANGLES[n]
+
 
 class RobotKinematics:
     """The kinematics (and, with ``dynamics``, the dynamics) of the robot at (q, v).
@@ -93,6 +102,9 @@ class RobotKinematics:
             ).vector
             self.jacobians[fid] = pin.getFrameJacobian(model, data, fid, LOCAL_WORLD_ALIGNED)
         self.com_jacobian = data.Jcom.copy()
-        M = data.M
-        self.mass_matrix = np.triu(M) + np.triu(M, 1).T
+        # M: Pinocchio fills its upper triangle; mirrored into the lower one (copies, no sums).
+        M = data.M.copy()
+        lower = _lower_triangle(model.nv)
+        M[lower] = M.T[lower]
+        self.mass_matrix = M
         self.bias_forces = data.nle.copy()

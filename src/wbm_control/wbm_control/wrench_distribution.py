@@ -64,7 +64,7 @@ def build_wrench_distribution(
     if not contacts:
         raise InputError("contacts", "at least one active contact", 0)
     target = np.asarray(net_wrench_at_com, dtype=float)
-    if target.shape != (6,) or not np.all(np.isfinite(target)):
+    if target.shape != (6,) or not np.isfinite(target).all():
         raise InputError("net_wrench_at_com", "6 finite values", target)
     n = 6 * len(contacts)
     H = np.zeros((n, n))
