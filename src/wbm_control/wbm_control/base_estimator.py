@@ -160,14 +160,18 @@ class BaseEstimator:
         pin.computeJointJacobians(self.pin_model, self.data, q)
         pin.updateFramePlacements(self.pin_model, self.data)
 
-    def _orientation(self, readings: RobotReadings) -> np.ndarray:
-        """R_world_base from the IMU and the joint kinematics (of :meth:`_kinematics_in_base`)."""
+    def _orientation(self, readings: RobotReadings) -> pin.Quaternion:
+        """R_world_base from the IMU and the joint kinematics (of :meth:`_kinematics_in_base`).
+
+        Returned as a unit quaternion: the product of the two rotations, re-orthonormalized by
+        its conversion to a quaternion and normalization (the IMU quaternion is normalized:
+        rounding only; a 3 x 3 SVD costs more than the rest of this function).
+        """
         rotation_imu_in_base = self.data.oMf[self.imu_frame_id].rotation
         rotation_imu_in_world = rotation_from_quaternion_xyzw(readings.imu.orientation_xyzw)
-        rotation = rotation_imu_in_world @ rotation_imu_in_base.T
-        # Re-orthonormalize (the quaternion is normalized, rounding only).
-        u, _, vt = np.linalg.svd(rotation)
-        return u @ vt
+        quaternion = pin.Quaternion(rotation_imu_in_world @ rotation_imu_in_base.T)
+        quaternion.normalize()
+        return quaternion
 
     def update(self, readings: RobotReadings) -> BaseEstimate:
         """Estimate the base state from one sample of the robot's sensors.
@@ -188,12 +192,12 @@ class BaseEstimator:
             raise InputError("readings.imu.angular_velocity", "3 finite values", gyro)
 
         self._kinematics_in_base(q_j)
-        rotation = self._orientation(readings)
+        quaternion = self._orientation(readings)
         q = np.zeros(self.pin_model.nq)
-        q[3:7] = pin.Quaternion(rotation).coeffs()
+        q[3:7] = quaternion.coeffs()
         q[7:] = q_j
         # The base's rotation as the free-flyer joint has it (from the quaternion).
-        base_rotation = pin.Quaternion(q[3:7]).toRotationMatrix()
+        rotation = base_rotation = quaternion.toRotationMatrix()
         base = pin.SE3(base_rotation, np.zeros(3))
         oMf = self.data.oMf
         # Sole positions relative to the base origin, in world axes (base at the origin).
@@ -263,7 +267,7 @@ class BaseEstimator:
                 rows_base = base_rotation @ J[:, 0:3]
                 normal_matrix += rows_base.T @ rows_base
                 normal_rhs -= rows_base.T @ (base_rotation @ (J[:, 3:] @ v[3:]))
-            v[0:3] = np.linalg.solve(normal_matrix, normal_rhs)
+            v[0:3] = _solve_3x3(normal_matrix, normal_rhs)
         elif self._last is not None:
             rotation_last = pin.Quaternion(self._last.q[3:7]).toRotationMatrix()
             v[0:3] = rotation.T @ (rotation_last @ self._last.v[:3])
@@ -282,6 +286,26 @@ class BaseEstimator:
         estimate = BaseEstimate(q, v, tuple(sorted(fixed)), foot_wrenches, normal_forces)
         self._last, self._last_time = estimate, readings.time
         return estimate
+
+
+def _solve_3x3(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """The solution x of matrix x = rhs for an invertible 3 x 3 matrix.
+
+    Cramer's rule on Python floats: numpy's LAPACK call costs ten times more at this size.
+    """
+    (a, b, c), (d, e, f), (g, h, i) = matrix.tolist()
+    r0, r1, r2 = rhs.tolist()
+    A, B, C = e * i - f * h, f * g - d * i, d * h - e * g
+    det = a * A + b * B + c * C
+    if det == 0.0 or not np.isfinite(det):
+        raise InputError("fixed soles", "a full-rank least-squares system", det)
+    return np.array(
+        [
+            (r0 * A + b * (f * r2 - r1 * i) + c * (r1 * h - e * r2)) / det,
+            (a * (r1 * i - f * r2) + r0 * B + c * (d * r2 - r1 * g)) / det,
+            (a * (e * r2 - r1 * h) + b * (r1 * g - d * r2) + r0 * C) / det,
+        ]
+    )
 
 
 def _shift_to_world_origin(
