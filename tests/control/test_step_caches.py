@@ -99,3 +99,26 @@ def test_step_breakdown_names_its_parts(icub, mode):
     assert all(value >= 0.0 for value in controller.timings.values())
     # The parts are disjoint intervals of the step.
     assert sum(controller.timings.values()) <= controller.status.step_time
+
+
+def test_references_after_the_trajectory_ends_are_its_samples(icub):
+    settings = ControllerSettings.from_yaml(CONTROLLER_YAML)
+    controller = WholeBodyController(icub, settings)
+    task, com = controller.tasks.frames["left_hand"], controller.tasks.com
+    start = pin.SE3(np.eye(3), np.array([0.1, 0.2, 0.5]))
+    task.start(start, 0.0)
+    com.start(np.array([0.0, 0.0, 0.5]), np.array([0.01, 0.0, 0.5]), 0.0, 1.0)
+    for t in (0.5, 1.0, 2.0, 3.0):  # during the motion, at its end, after it (cached)
+        pose, velocity, acceleration = task.reference(t)
+        expected = task._trajectory.sample(t)
+        np.testing.assert_array_equal(pose.homogeneous, expected[0].homogeneous)
+        np.testing.assert_array_equal(velocity, expected[1])
+        np.testing.assert_array_equal(acceleration, expected[2])
+        for value, reference in zip(com.reference(t), com._trajectory.sample(t), strict=True):
+            np.testing.assert_array_equal(value, reference)
+    # A new target starts a new trajectory: its end sample replaces the cached one.
+    goal = pin.SE3(np.eye(3), np.array([0.15, 0.2, 0.5]))
+    task.set_target(goal, 3.0, 0.5)
+    np.testing.assert_allclose(task.reference(4.0)[0].translation, goal.translation, atol=1e-15)
+    com.set_target(np.array([0.0, 0.01, 0.5]), 3.0, 0.5, np.zeros((0, 2)))
+    np.testing.assert_allclose(com.reference(4.0)[0], [0.0, 0.01, 0.5], atol=1e-15)

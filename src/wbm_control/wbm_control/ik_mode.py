@@ -194,7 +194,7 @@ class IkMode:
             if settings.torque.friction_compensation:
                 effort = effort - self.model.friction_torques(v_ik[6:])
             limits = self.model.torque_limits
-            effort = np.clip(effort, -limits, limits)
+            effort = np.minimum(np.maximum(effort, -limits), limits)
         command = JointCommand(position=q_next[7:].copy(), velocity=v_ik[6:].copy(), effort=effort)
         timings = self.timings
         timings["kinematics"] = built - start

@@ -20,13 +20,13 @@ import pinocchio as pin
 LOCAL_WORLD_ALIGNED = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 ACCELERATION = pin.KinematicLevel.ACCELERATION
 
-_LOWER_TRIANGLES: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+_LOWER_TRIANGLES: dict[int, np.ndarray] = {}
 
 
-def _lower_triangle(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Indices of the strictly lower triangle of an n x n matrix (computed once per n)."""
+def _lower_triangle(n: int) -> np.ndarray:
+    """Mask (n x n) of the strictly lower triangle (computed once per n)."""
     if n not in _LOWER_TRIANGLES:
-        _LOWER_TRIANGLES[n] = np.tril_indices(n, -1)
+        _LOWER_TRIANGLES[n] = np.tri(n, k=-1, dtype=bool)
     return _LOWER_TRIANGLES[n]
 
 
@@ -104,7 +104,6 @@ class RobotKinematics:
         self.com_jacobian = data.Jcom.copy()
         # M: Pinocchio fills its upper triangle; mirrored into the lower one (copies, no sums).
         M = data.M.copy()
-        lower = _lower_triangle(model.nv)
-        M[lower] = M.T[lower]
+        np.copyto(M, M.T, where=_lower_triangle(model.nv))
         self.mass_matrix = M
         self.bias_forces = data.nle.copy()
