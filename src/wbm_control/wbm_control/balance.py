@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -74,7 +75,7 @@ def lip_natural_frequency(com_height: float, gravity: float = 9.81) -> float:
     """Omega = sqrt(g / h) [1/s] of the LIP of CoM height h [m] above the ZMP."""
     if not (com_height > 0.0 and gravity > 0.0):
         raise InputError("com_height", "a positive height above the ground [m]", com_height)
-    return float(np.sqrt(gravity / com_height))
+    return math.sqrt(gravity / com_height)
 
 
 def divergent_component_of_motion(

@@ -109,11 +109,13 @@ class DenseQPSolver:
         else:
             self._solver, self._dimensions = self._cold_solver(problem), dims
         self._solver.solve()
-        if warm and not self._solved():
+        solved = self._solved()
+        if warm and not solved:
             self.cold_retries += 1
             self._solver = self._cold_solver(problem)
             self._solver.solve()
-        if not self._solved():
+            solved = self._solved()
+        if not solved:
             status = str(self._solver.results.info.status)
             self._solver = None
             raise NoSolutionFound(self.name, status)
