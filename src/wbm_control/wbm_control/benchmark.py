@@ -5,7 +5,8 @@ at rest), the median and 99th percentile wall time of:
 
 - the machine reference: one ``pin.aba`` and one ``pin.crba`` on iCub (compare figures across
   machines by their ratio to it);
-- one IK step (pink: build + proxqp solve) and one whole controller step in mode "ik", with the
+- the IK's QP built directly and by pink's ``build_ik`` (the reference: same matrices), one IK
+  step (direct build + proxqp solve) and one whole controller step in mode "ik", with the
   step's own breakdown (estimator, kinematics, targets, IK, feed-forward, command) and its CPU
   time per step (``time.process_time``, less sensitive to other processes than wall time);
 - one whole-body QP solve (proxsuite, warm-started as in the loop) and one whole controller step
@@ -158,13 +159,27 @@ def benchmark_steps(
     ik_controller.step(readings)
     ik = ik_controller.mode.ik
     q_ik = ik_controller.mode.q.copy()
-    lines.append(
+    direct, reference = ik.build(q_ik, period), ik.build_with_pink(q_ik, period)
+    difference = max(
+        float(np.max(np.abs(getattr(direct, name) - getattr(reference, name))))
+        for name in ("P", "q", "G", "h")
+    )
+    lines += [
         _row(
-            "IK step (pink build + proxqp)",
+            "IK QP build, direct (one kinematics pass)",
+            _timed(lambda: ik.build(q_ik, period), samples),
+            f"max abs difference to pink's build_ik {difference:.1e}",
+        ),
+        _row(
+            "IK QP build, pink's build_ik (reference)",
+            _timed(lambda: ik.build_with_pink(q_ik, period), samples),
+        ),
+        _row(
+            "IK step (direct build + proxqp)",
             _timed(lambda: ik.step(q_ik, period), samples),
             f"{model.nv} velocities, {len(ik.tasks)} tasks",
-        )
-    )
+        ),
+    ]
     lines += _step_rows(
         'controller step, mode "ik"',
         "estimator + IK + gravity feed-forward",
