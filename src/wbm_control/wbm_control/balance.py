@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -43,7 +44,7 @@ def ft_wrenches_in_world(
         if name not in sensor_placements:
             continue
         array = np.asarray(wrench, dtype=float)
-        if array.shape != (6,) or not np.all(np.isfinite(array)):
+        if array.shape != (6,) or not np.isfinite(array).all():
             raise InputError(f"wrenches[{name!r}]", "6 finite values", array)
         result[name] = wrench_in_world(sensor_placements[name], array)
     return result
@@ -74,7 +75,7 @@ def lip_natural_frequency(com_height: float, gravity: float = 9.81) -> float:
     """Omega = sqrt(g / h) [1/s] of the LIP of CoM height h [m] above the ZMP."""
     if not (com_height > 0.0 and gravity > 0.0):
         raise InputError("com_height", "a positive height above the ground [m]", com_height)
-    return float(np.sqrt(gravity / com_height))
+    return math.sqrt(gravity / com_height)
 
 
 def divergent_component_of_motion(
@@ -100,16 +101,10 @@ def project_into_polygon(point: np.ndarray, hull: np.ndarray, margin: float = 0.
     hull = np.asarray(hull, dtype=float)
     if len(hull) < 3:
         return p
-    normals, offsets = [], []
-    for a, b in zip(hull, np.roll(hull, -1, axis=0), strict=True):
-        edge = b - a
-        inward = np.array([-edge[1], edge[0]]) / np.linalg.norm(edge)
-        normals.append(inward)
-        offsets.append(float(inward @ a) + margin)  # inside: inward . x >= offset
-    normals_arr, offsets_arr = np.array(normals), np.array(offsets)
+    normals_arr, offsets_arr = _inward_half_planes(hull, margin)
 
     def feasible(x: np.ndarray) -> bool:
-        return bool(np.all(normals_arr @ x >= offsets_arr - 1e-12))
+        return bool((normals_arr @ x >= offsets_arr - 1e-12).all())
 
     xy = p[:2]
     if feasible(xy):
@@ -131,12 +126,53 @@ def project_into_polygon(point: np.ndarray, hull: np.ndarray, margin: float = 0.
     return p
 
 
+#: Margin to (read-only hull, normals, offsets) of the last such hull asked for: a controller
+#: asks for the same support polygon (a read-only array, ContactSet's cache) at every step.
+_half_planes_cache: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+
+def _inward_half_planes(hull: np.ndarray, margin: float) -> tuple[np.ndarray, np.ndarray]:
+    """Unit inward normals n_i (m, 2) and offsets d_i (m,) of a convex polygon shrunk by margin.
+
+    A point x is inside iff n_i . x >= d_i for every edge i (counter-clockwise hull). The result
+    for a read-only hull is kept until another hull or margin is asked for.
+    """
+    cached = _half_planes_cache.get(margin)
+    if cached is not None and cached[0] is hull:
+        return cached[1], cached[2]
+    normals, offsets = _compute_half_planes(hull, margin)
+    if not hull.flags.writeable:
+        if len(_half_planes_cache) > 8:
+            _half_planes_cache.clear()
+        _half_planes_cache[margin] = (hull, normals, offsets)
+    return normals, offsets
+
+
+def _compute_half_planes(hull: np.ndarray, margin: float) -> tuple[np.ndarray, np.ndarray]:
+    edges = np.roll(hull, -1, axis=0) - hull
+    normals = np.empty_like(edges)
+    normals[:, 0] = -edges[:, 1]
+    normals[:, 1] = edges[:, 0]
+    normals /= np.sqrt(edges[:, 0] ** 2 + edges[:, 1] ** 2)[:, None]
+    offsets = np.einsum("ij,ij->i", normals, hull) + margin
+    return normals, offsets
+
+
 def static_equilibrium_margin(com: np.ndarray, support_polygon: np.ndarray) -> float:
     """Signed distance [m] of the CoM's ground projection to the support polygon's edge.
 
     Positive inside (statically stable on flat ground with enough friction), negative outside.
     """
-    return polygon_margin(np.asarray(com, dtype=float)[:2], support_polygon)
+    point = np.asarray(com, dtype=float)[:2]
+    hull = np.asarray(support_polygon, dtype=float)
+    if len(hull) >= 3:
+        # Inside: the distance to the nearest edge line (polygon_margin's value, computed in
+        # one vectorized pass); outside, the distance to the nearest edge segment below.
+        normals, offsets = _inward_half_planes(hull, 0.0)
+        inside = float(np.min(normals @ point - offsets))
+        if inside >= 0.0:
+            return inside
+    return polygon_margin(point, hull)
 
 
 def is_statically_stable(com: np.ndarray, support_polygon: np.ndarray) -> bool:

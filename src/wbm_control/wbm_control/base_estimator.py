@@ -125,6 +125,7 @@ class BaseEstimator:
                 "velocity_cutoff", "a positive frequency [Hz] or None", velocity_cutoff
             )
         self.velocity_cutoff = velocity_cutoff
+        self._q_base_frame = pin.neutral(self.pin_model)  # base at the origin, identity
         self.initial_sole_position = (
             np.zeros(3)
             if initial_sole_position is None
@@ -147,17 +148,30 @@ class BaseEstimator:
         """Sole name to the world position it is assumed fixed at (loaded soles only)."""
         return {k: v.copy() for k, v in self._anchors.items()}
 
-    def _orientation(self, readings: RobotReadings, q_joints: np.ndarray) -> np.ndarray:
-        """R_world_base from the IMU and the joint kinematics (base at identity)."""
-        q = pin.neutral(self.pin_model)
+    def _kinematics_in_base(self, q_joints: np.ndarray) -> None:
+        """One pass at the base placed at the origin with identity orientation.
+
+        Placements, velocities and Jacobians of the robot with its base rotated by R follow from
+        these by a rotation (Pinocchio's base twist is in base axes): the estimator needs no
+        second kinematics pass once it knows R.
+        """
+        q = self._q_base_frame
         q[7:] = q_joints
-        pin.framesForwardKinematics(self.pin_model, self.data, q)
+        pin.computeJointJacobians(self.pin_model, self.data, q)
+        pin.updateFramePlacements(self.pin_model, self.data)
+
+    def _orientation(self, readings: RobotReadings) -> pin.Quaternion:
+        """R_world_base from the IMU and the joint kinematics (of :meth:`_kinematics_in_base`).
+
+        Returned as a unit quaternion: the product of the two rotations, re-orthonormalized by
+        its conversion to a quaternion and normalization (the IMU quaternion is normalized:
+        rounding only; a 3 x 3 SVD costs more than the rest of this function).
+        """
         rotation_imu_in_base = self.data.oMf[self.imu_frame_id].rotation
         rotation_imu_in_world = rotation_from_quaternion_xyzw(readings.imu.orientation_xyzw)
-        rotation = rotation_imu_in_world @ rotation_imu_in_base.T
-        # Re-orthonormalize (the quaternion is normalized, rounding only).
-        u, _, vt = np.linalg.svd(rotation)
-        return u @ vt
+        quaternion = pin.Quaternion(rotation_imu_in_world @ rotation_imu_in_base.T)
+        quaternion.normalize()
+        return quaternion
 
     def update(self, readings: RobotReadings) -> BaseEstimate:
         """Estimate the base state from one sample of the robot's sensors.
@@ -171,22 +185,26 @@ class BaseEstimator:
         dq_j = np.asarray(readings.joint_velocities, dtype=float)
         ndof = self.pin_model.nv - 6
         for name, value in (("joint_positions", q_j), ("joint_velocities", dq_j)):
-            if value.shape != (ndof,) or not np.all(np.isfinite(value)):
+            if value.shape != (ndof,) or not np.isfinite(value).all():
                 raise InputError(f"readings.{name}", f"{ndof} finite values", value.shape)
         gyro = np.asarray(readings.imu.angular_velocity, dtype=float)
-        if gyro.shape != (3,) or not np.all(np.isfinite(gyro)):
+        if gyro.shape != (3,) or not np.isfinite(gyro).all():
             raise InputError("readings.imu.angular_velocity", "3 finite values", gyro)
 
-        rotation = self._orientation(readings, q_j)
+        self._kinematics_in_base(q_j)
+        quaternion = self._orientation(readings)
         q = np.zeros(self.pin_model.nq)
-        q[3:7] = pin.Quaternion(rotation).coeffs()
+        q[3:7] = quaternion.coeffs()
         q[7:] = q_j
+        # The base's rotation as the free-flyer joint has it (from the quaternion).
+        rotation = base_rotation = quaternion.toRotationMatrix()
+        base = pin.SE3(base_rotation, np.zeros(3))
+        oMf = self.data.oMf
         # Sole positions relative to the base origin, in world axes (base at the origin).
-        pin.framesForwardKinematics(self.pin_model, self.data, q)
         sole_offsets = {
-            s: self.data.oMf[f].translation.copy() for s, f in self.sole_frame_ids.items()
+            s: base_rotation @ oMf[f].translation for s, f in self.sole_frame_ids.items()
         }
-        sensor_placements = {s: self.data.oMf[f].copy() for s, f in self.sensor_frame_ids.items()}
+        sensor_placements = {s: base * oMf[f] for s, f in self.sensor_frame_ids.items()}
         # Normal forces (translation does not change the world-axes force).
         wrenches_at_origin_base = ft_wrenches_in_world(sensor_placements, readings.wrenches)
         normal_forces = {
@@ -231,20 +249,25 @@ class BaseEstimator:
         # Velocities: gyro for the base angular velocity, fixed soles for the linear one.
         v = np.zeros(self.pin_model.nv)
         v[6:] = dq_j
-        pin.computeJointJacobians(self.pin_model, self.data, q)
-        pin.updateFramePlacements(self.pin_model, self.data)
+        # The IMU's LOCAL Jacobian does not depend on the base placement.
         J_imu = pin.getFrameJacobian(self.pin_model, self.data, self.imu_frame_id, _LOCAL)
-        v[3:6] = np.linalg.solve(J_imu[3:6, 3:6], gyro - J_imu[3:6, 6:] @ dq_j)
+        # Its base angular block is the rotation from the base to the IMU axes: its inverse is
+        # its transpose.
+        v[3:6] = J_imu[3:6, 3:6].T @ (gyro - J_imu[3:6, 6:] @ dq_j)
         fixed = [s for s in self._loaded if s in self._anchors]
         if fixed:
-            rows_base, rhs = [], []
+            # Least squares over the fixed soles, B_i v_b = r_i, by its normal equations (each
+            # B_i is R times the base block at identity, a rotation for a free-flyer: full rank).
+            normal_matrix, normal_rhs = np.zeros((3, 3)), np.zeros(3)
             for sole in fixed:
+                # Linear rows of the LOCAL_WORLD_ALIGNED Jacobian with the base rotated: R J.
                 J = pin.getFrameJacobian(
                     self.pin_model, self.data, self.sole_frame_ids[sole], _LWA
-                )
-                rows_base.append(J[0:3, 0:3])
-                rhs.append(-(J[0:3, 3:] @ v[3:]))
-            v[0:3] = np.linalg.lstsq(np.vstack(rows_base), np.concatenate(rhs), rcond=None)[0]
+                )[0:3]
+                rows_base = base_rotation @ J[:, 0:3]
+                normal_matrix += rows_base.T @ rows_base
+                normal_rhs -= rows_base.T @ (base_rotation @ (J[:, 3:] @ v[3:]))
+            v[0:3] = _solve_3x3(normal_matrix, normal_rhs)
         elif self._last is not None:
             rotation_last = pin.Quaternion(self._last.q[3:7]).toRotationMatrix()
             v[0:3] = rotation.T @ (rotation_last @ self._last.v[:3])
@@ -265,10 +288,40 @@ class BaseEstimator:
         return estimate
 
 
+def _solve_3x3(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """The solution x of matrix x = rhs for an invertible 3 x 3 matrix.
+
+    Cramer's rule on Python floats: numpy's LAPACK call costs ten times more at this size.
+    """
+    (a, b, c), (d, e, f), (g, h, i) = matrix.tolist()
+    r0, r1, r2 = rhs.tolist()
+    A, B, C = e * i - f * h, f * g - d * i, d * h - e * g
+    det = a * A + b * B + c * C
+    if det == 0.0 or not np.isfinite(det):
+        raise InputError("fixed soles", "a full-rank least-squares system", det)
+    return np.array(
+        [
+            (r0 * A + b * (f * r2 - r1 * i) + c * (r1 * h - e * r2)) / det,
+            (a * (r1 * i - f * r2) + r0 * B + c * (d * r2 - r1 * g)) / det,
+            (a * (e * r2 - r1 * h) + b * (r1 * g - d * r2) + r0 * C) / det,
+        ]
+    )
+
+
 def _shift_to_world_origin(
     wrench_about_base_origin: np.ndarray, base_position: np.ndarray
 ) -> np.ndarray:
     """Move a world-axes wrench from the base origin (at p) to the world origin."""
-    f = wrench_about_base_origin[:3]
-    tau = wrench_about_base_origin[3:] + np.cross(base_position, f)
-    return np.concatenate([f, tau])
+    w = wrench_about_base_origin
+    p = base_position
+    # tau + p x f, written out (np.cross costs more than the whole product here).
+    return np.array(
+        [
+            w[0],
+            w[1],
+            w[2],
+            w[3] + (p[1] * w[2] - p[2] * w[1]),
+            w[4] + (p[2] * w[0] - p[0] * w[2]),
+            w[5] + (p[0] * w[1] - p[1] * w[0]),
+        ]
+    )

@@ -3,9 +3,14 @@
 Prints, for iCub standing in double support (the config's initial posture, sensors of a robot
 at rest), the median and 99th percentile wall time of:
 
-- one IK step (pink: build + proxqp solve) and one whole controller step in mode "ik";
+- the machine reference: one ``pin.aba`` and one ``pin.crba`` on iCub (compare figures across
+  machines by their ratio to it);
+- the IK's QP built directly and by pink's ``build_ik`` (the reference: same matrices), one IK
+  step (direct build + proxqp solve) and one whole controller step in mode "ik", with the
+  step's own breakdown (estimator, kinematics, targets, IK, feed-forward, command) and its CPU
+  time per step (``time.process_time``, less sensitive to other processes than wall time);
 - one whole-body QP solve (proxsuite, warm-started as in the loop) and one whole controller step
-  in mode "torque" (estimation + kinematics + QP build + solve);
+  in mode "torque" with its breakdown (estimator, kinematics, QP build, solve, command);
 - the same whole-body QP solved by references: quadprog through qpsolvers (a dual active-set
   solver) and a dense KKT solve on proxsuite's active set, with their distance to proxsuite's
   solution. tsid (the issue's reference library) cannot be installed here: its PyPI source
@@ -72,6 +77,45 @@ def _timed(function, samples: int) -> np.ndarray:
     return times
 
 
+def _timed_steps(controller: WholeBodyController, readings: RobotReadings, samples: int):
+    """Wall times of ``samples`` controller steps, per part (``controller.timings``) and total.
+
+    Returns:
+        (total wall times [s], part name to wall times [s], CPU time per step [s]).
+    """
+    period = controller.settings.control_period
+    total = np.empty(samples)
+    parts: dict[str, np.ndarray] = {}
+    cpu_start = time.process_time()
+    for i in range(samples):
+        sample = replace(readings, time=(i + 1) * period)
+        start = time.perf_counter()
+        controller.step(sample)
+        total[i] = time.perf_counter() - start
+        for name, value in controller.timings.items():
+            parts.setdefault(name, np.empty(samples))[i] = value
+    return total, parts, (time.process_time() - cpu_start) / samples
+
+
+def machine_reference(model: WholeBodyModel, samples: int = 2000) -> dict[str, float]:
+    """Median wall time [s] of one ``pin.aba`` and one ``pin.crba`` on the model, standing."""
+    data = model.model.createData()
+    q = model.initial_configuration()
+    v = np.zeros(model.nv)
+    return {
+        "pin.aba": float(np.median(_timed(lambda: pin.aba(model.model, data, q, v, v), samples))),
+        "pin.crba": float(np.median(_timed(lambda: pin.crba(model.model, data, q), samples))),
+    }
+
+
+def _step_rows(name: str, note: str, total, parts, cpu) -> list[str]:
+    rows = [_row(name, total, f"{note}; CPU {cpu * 1e3:.3f} ms per step")]
+    for part, times in parts.items():
+        share = 100.0 * np.median(times) / np.median(total)
+        rows.append(_row(f"    {part}", times, f"{share:.0f} % of the median step"))
+    return rows
+
+
 def _row(name: str, times: np.ndarray, note: str = "") -> str:
     median, p99 = np.median(times) * 1e3, np.percentile(times, 99) * 1e3
     return f"| {name:<52} | {median:9.3f} | {p99:9.3f} | {note} |"
@@ -101,8 +145,11 @@ def benchmark_steps(
 ) -> list[str]:
     """The timing table (markdown lines)."""
     readings = standing_readings(model)
+    reference = machine_reference(model)
     lines = [
         f"iCub, double support, {samples} samples per row, times in ms",
+        "machine reference (median, this machine): "
+        + ", ".join(f"{k} {v * 1e6:.1f} us" for k, v in reference.items()),
         "",
         "| step | median | p99 | note |",
         "|---|---|---|---|",
@@ -112,23 +159,31 @@ def benchmark_steps(
     ik_controller.step(readings)
     ik = ik_controller.mode.ik
     q_ik = ik_controller.mode.q.copy()
-    lines.append(
+    direct, reference = ik.build(q_ik, period), ik.build_with_pink(q_ik, period)
+    difference = max(
+        float(np.max(np.abs(getattr(direct, name) - getattr(reference, name))))
+        for name in ("P", "q", "G", "h")
+    )
+    lines += [
         _row(
-            "IK step (pink build + proxqp)",
+            "IK QP build, direct (one kinematics pass)",
+            _timed(lambda: ik.build(q_ik, period), samples),
+            f"max abs difference to pink's build_ik {difference:.1e}",
+        ),
+        _row(
+            "IK QP build, pink's build_ik (reference)",
+            _timed(lambda: ik.build_with_pink(q_ik, period), samples),
+        ),
+        _row(
+            "IK step (direct build + proxqp)",
             _timed(lambda: ik.step(q_ik, period), samples),
             f"{model.nv} velocities, {len(ik.tasks)} tasks",
-        )
-    )
-    counter = iter(range(10**9))
-    lines.append(
-        _row(
-            'controller step, mode "ik"',
-            _timed(
-                lambda: ik_controller.step(replace(readings, time=next(counter) * period)),
-                samples,
-            ),
-            "estimator + IK + gravity feed-forward",
-        )
+        ),
+    ]
+    lines += _step_rows(
+        'controller step, mode "ik"',
+        "estimator + IK + gravity feed-forward",
+        *_timed_steps(ik_controller, readings, samples),
     )
     controller = WholeBodyController(model, settings.replace(mode="torque"))
     controller.step(readings)
@@ -143,16 +198,10 @@ def benchmark_steps(
             f"{n} variables, {n_eq} equalities, {n_in} inequalities",
         )
     )
-    counter = iter(range(10**9))
-    lines.append(
-        _row(
-            'controller step, mode "torque"',
-            _timed(
-                lambda: controller.step(replace(readings, time=next(counter) * period)),
-                samples,
-            ),
-            "estimator + kinematics + QP build + solve",
-        )
+    lines += _step_rows(
+        'controller step, mode "torque"',
+        "estimator + kinematics + QP build + solve",
+        *_timed_steps(controller, readings, samples),
     )
     try:
         import qpsolvers

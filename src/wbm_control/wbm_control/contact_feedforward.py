@@ -21,6 +21,7 @@ from wbm_control.wrench_distribution import solve_wrench_distribution
 from wbm_description.whole_body_model import WholeBodyModel
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+POSITION = pin.KinematicLevel.POSITION
 
 
 def contact_consistent_torques(
@@ -55,9 +56,10 @@ def contact_consistent_torques(
     g = pin.computeGeneralizedGravity(pin_model, data, q).copy()
     if not contacts:
         return g[6:]
-    com = pin.centerOfMass(pin_model, data, q)
+    # One kinematics pass for the Jacobians; the CoM from its joint placements.
     pin.computeJointJacobians(pin_model, data, q)
     pin.updateFramePlacements(pin_model, data)
+    com = pin.centerOfMass(pin_model, data, POSITION, False)
     try:
         wrenches = solve_wrench_distribution(
             contacts, com, net_wrench_at_com, mu=mu, solver=solver

@@ -44,6 +44,7 @@ class ControlMode(Protocol):
     """What a controller mode does (:class:`TorqueMode`, :class:`IkMode`)."""
 
     name: str
+    timings: dict[str, float]  # wall time [s] of each part of its last step
 
     def reset(self) -> None:
         """Forget the mode's state."""
@@ -77,6 +78,8 @@ class WholeBodyController:
         contacts: The held soles.
         mode: The mode's step (:class:`TorqueMode` or :class:`IkMode`).
         status: What the last step did.
+        timings: Wall time [s] of each part of the last step: ``estimator``, then the mode's
+            parts (its ``timings``).
     """
 
     def __init__(self, model: WholeBodyModel, settings: ControllerSettings):
@@ -105,6 +108,7 @@ class WholeBodyController:
             IkMode(model, settings, self.tasks) if settings.mode == "ik" else TorqueMode(model)
         )
         self.status = ControllerStatus(mode=settings.mode)
+        self.timings: dict[str, float] = {}
         self.reset()
 
     @property
@@ -261,6 +265,7 @@ class WholeBodyController:
         """
         start_time = time.perf_counter()
         estimate = self.estimator.update(readings)
+        self.timings = {"estimator": time.perf_counter() - start_time}
         if ground_truth is not None:
             estimate = BaseEstimate(
                 np.asarray(ground_truth[0], float),
@@ -288,4 +293,5 @@ class WholeBodyController:
             return self.hold_command(f"{error}", estimate.q[7:])
         self._hold_position = None
         status.step_time = time.perf_counter() - start_time
+        self.timings.update(self.mode.timings)
         return command

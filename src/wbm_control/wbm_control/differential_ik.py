@@ -9,6 +9,12 @@ with e_t the task error, W_t = diag(cost_t)^2 and k_t the task gain in [1/s]: pi
 gain is set to min(1, k_t dt) at every call, so the commanded task velocity is k_t e_t whatever
 the control rate. Targets can carry a feed-forward velocity, folded into the target (a first-order
 tracker with target p + pd / k has no steady lag on a ramp).
+
+:meth:`DifferentialIK.build` assembles pink's QP itself, term by term in pink's order and with
+pink's formulas (frame task: error log6(T_frame^-1 T_target) and Jacobian -Jlog6 J_local; CoM;
+posture; configuration and velocity limits), from one kinematics pass, without pink's per-step
+``Configuration`` and its repeated CoM passes; :meth:`DifferentialIK.build_with_pink` is pink's
+own ``build_ik``, the reference the tests compare it with (same matrices to rounding).
 """
 
 from __future__ import annotations
@@ -22,9 +28,13 @@ import qpsolvers
 from pink import Configuration, build_ik
 from pink.limits import ConfigurationLimit, VelocityLimit
 from pink.tasks import ComTask, FrameTask, PostureTask
+from pink.utils import get_root_joint_dim
 
 from wbm_control.exceptions import InputError, NoSolutionFound
 from wbm_description.exceptions import NameNotFound
+
+LOCAL = pin.ReferenceFrame.LOCAL
+POSITION = pin.KinematicLevel.POSITION
 
 
 @dataclass(frozen=True)
@@ -114,6 +124,21 @@ class DifferentialIK:
         self.posture_task.set_target(pin.neutral(self.model))
         self._feedforward: dict[str, np.ndarray] = {}
         self._targets: dict[str, object] = {}
+        # Constant parts of the direct build (see build).
+        self._frame_ids = {
+            name: self.model.getFrameId(task.frame) for name, task in self.frame_tasks.items()
+        }
+        self._root_nv = get_root_joint_dim(self.model)[1]
+        configuration_limit, velocity_limit = self.limits
+        self._configuration_indices = configuration_limit.indices
+        self._velocity_indices = velocity_limit.indices
+        blocks = [
+            matrix
+            for limit in self.limits
+            if limit.projection_matrix is not None
+            for matrix in (limit.projection_matrix, -limit.projection_matrix)
+        ]
+        self._inequality_matrix = np.vstack(blocks) if blocks else None
 
     @property
     def tasks(self) -> list:
@@ -146,6 +171,11 @@ class DifferentialIK:
         self.posture_task.set_target(np.asarray(q, dtype=float))
 
     def _prepare(self, q: np.ndarray, dt: float) -> Configuration:
+        self._set_task_targets(dt)
+        return Configuration(self.model, self.data, q, copy_data=False)
+
+    def _set_task_targets(self, dt: float) -> None:
+        """The pink tasks' targets (feed-forward folded in) and per-step gains min(1, k dt)."""
         if not dt > 0.0:
             raise InputError("dt", "a positive time step [s]", dt)
         for name, task in self.frame_tasks.items():
@@ -164,12 +194,78 @@ class DifferentialIK:
             )
             self.com_task.gain = min(1.0, self.gains["com"] * dt)
         self.posture_task.gain = min(1.0, self.gains["posture"] * dt)
-        return Configuration(self.model, self.data, q, copy_data=False)
 
-    def build(self, q: np.ndarray, dt: float) -> qpsolvers.Problem:
-        """The QP of one step at configuration q for a step of dt [s] (pink's ``build_ik``)."""
+    def build_with_pink(self, q: np.ndarray, dt: float) -> qpsolvers.Problem:
+        """The QP of one step at configuration q for a step of dt [s], by pink's ``build_ik``.
+
+        The reference of :meth:`build` (tests).
+        """
         configuration = self._prepare(np.asarray(q, dtype=float), dt)
         return build_ik(configuration, self.tasks, dt, damping=self.damping, limits=self.limits)
+
+    def build(self, q: np.ndarray, dt: float) -> qpsolvers.Problem:
+        """The QP of one step at configuration q for a step of dt [s] (pink's, built directly).
+
+        Minimize 1/2 dq^T P dq + c^T dq subject to G dq <= h: the same terms as pink's
+        ``build_ik`` in the same order (see the module docstring), with one kinematics pass.
+        """
+        q = np.asarray(q, dtype=float)
+        self._set_task_targets(dt)
+        model, data = self.model, self.data
+        pin.computeJointJacobians(model, data, q)
+        pin.updateFramePlacements(model, data)
+        nv = model.nv
+        H = self.damping * np.eye(nv)
+        c = np.zeros(nv)
+        for name, task in self.frame_tasks.items():
+            frame_to_world = data.oMf[self._frame_ids[name]]
+            target_to_world = task.transform_target_to_world
+            error = pin.log(frame_to_world.actInv(target_to_world)).vector
+            jacobian = -pin.Jlog6(target_to_world.actInv(frame_to_world)) @ pin.getFrameJacobian(
+                model, data, self._frame_ids[name], LOCAL
+            )
+            self._add_objective(H, c, jacobian, error, task.cost, task.gain)
+        # Posture: e = q* - q (joints), J = [0 I]; the weight is a scalar (diagonal terms only).
+        posture = self.posture_task
+        root = self._root_nv
+        error = pin.difference(model, posture.target_q, q)[root:]
+        cost = posture.cost
+        weighted_error = cost * (-posture.gain * error)
+        diagonal = np.einsum("ii->i", H)[root:]
+        diagonal += cost * cost
+        c[root:] += -weighted_error * cost
+        if self.com_task is not None:
+            com = pin.centerOfMass(model, data, POSITION, True)
+            jacobian = pin.jacobianCenterOfMass(model, data, False)
+            error = com - self.com_task.target_com
+            self._add_objective(H, c, jacobian, error, self.com_task.cost, self.com_task.gain)
+        if self._inequality_matrix is None:
+            return qpsolvers.Problem(H, c)
+        configuration_limit, velocity_limit = self.limits
+        h_parts = []
+        if configuration_limit.projection_matrix is not None:
+            gain, indices = configuration_limit.config_limit_gain, self._configuration_indices
+            h_parts.append(gain * pin.difference(model, q, model.upperPositionLimit)[indices])
+            h_parts.append(-(gain * pin.difference(model, q, model.lowerPositionLimit)[indices]))
+        if velocity_limit.projection_matrix is not None:
+            v_max = dt * velocity_limit.velocity_limit[self._velocity_indices]
+            h_parts += [v_max, v_max]
+        return qpsolvers.Problem(H, c, self._inequality_matrix, np.concatenate(h_parts))
+
+    @staticmethod
+    def _add_objective(
+        H: np.ndarray,
+        c: np.ndarray,
+        jacobian: np.ndarray,
+        error: np.ndarray,
+        cost: np.ndarray,
+        gain: float,
+    ) -> None:
+        """Add 1/2 ||J dq + gain e||^2_W with W = diag(cost)^2 (pink's task objective)."""
+        weighted_jacobian = cost[:, None] * jacobian
+        weighted_error = cost * (-gain * error)
+        H += weighted_jacobian.T @ weighted_jacobian
+        c += -weighted_error @ weighted_jacobian
 
     def solve(self, q: np.ndarray, dt: float) -> np.ndarray:
         """The velocity v (nv,) [Pinocchio layout, rad/s and m/s] of one IK step.
@@ -179,7 +275,7 @@ class DifferentialIK:
         """
         problem = self.build(q, dt)
         result = qpsolvers.solve_problem(problem, solver=self.solver, **self.solver_options)
-        if not result.found or result.x is None or not np.all(np.isfinite(result.x)):
+        if not result.found or result.x is None or not np.isfinite(result.x).all():
             raise NoSolutionFound("ik", f"qpsolvers/{self.solver} found={result.found}")
         return result.x / dt
 

@@ -56,6 +56,8 @@ class IkMode:
     Attributes:
         ik: The differential IK.
         q: The IK's configuration (None before the first step).
+        timings: Wall time [s] of each part of the last step: ``kinematics``, ``targets``
+            (balance, task references), ``IK (build + solve)``, ``feed-forward``, ``command``.
     """
 
     name = "ik"
@@ -84,6 +86,7 @@ class IkMode:
         self.distribution_solver = DenseQPSolver(name="wrench_distribution")
         self.q: np.ndarray | None = None
         self._com_integral = np.zeros(2)
+        self.timings: dict[str, float] = {}
 
     def reset(self) -> None:
         """Forget the IK configuration and the CoM integral."""
@@ -164,9 +167,11 @@ class IkMode:
             NoSolutionFound: The IK's QP has no solution.
         """
         dt = settings.control_period
+        start = time.perf_counter()
         kinematics = RobotKinematics(
             self.model.model, self.data, estimate.q, estimate.v, tasks.frame_ids, dynamics=False
         )
+        built = time.perf_counter()
         balance = tasks.com.balance(kinematics, t, contacts)
         status.record_balance(balance)
         self.set_targets(kinematics, tasks, contacts, t, status)
@@ -175,7 +180,8 @@ class IkMode:
         self.ik.set_com_target(target, cd_ref)
         solve_start = time.perf_counter()
         q_next, v_ik = self.ik.step(self.q, dt)
-        status.solve_time = time.perf_counter() - solve_start
+        solved = time.perf_counter()
+        status.solve_time = solved - solve_start
         self.q = q_next
         effort = None
         if settings.ik.gravity_feedforward:
@@ -183,8 +189,17 @@ class IkMode:
             effort = self.feedforward(
                 estimate, contacts, np.array([acc_xy[0], acc_xy[1], 0.0]), settings
             )
+        fed = time.perf_counter()
+        if effort is not None:
             if settings.torque.friction_compensation:
                 effort = effort - self.model.friction_torques(v_ik[6:])
             limits = self.model.torque_limits
-            effort = np.clip(effort, -limits, limits)
-        return JointCommand(position=q_next[7:].copy(), velocity=v_ik[6:].copy(), effort=effort)
+            effort = np.minimum(np.maximum(effort, -limits), limits)
+        command = JointCommand(position=q_next[7:].copy(), velocity=v_ik[6:].copy(), effort=effort)
+        timings = self.timings
+        timings["kinematics"] = built - start
+        timings["targets"] = solve_start - built
+        timings["IK (build + solve)"] = solved - solve_start
+        timings["feed-forward"] = fed - solved
+        timings["command"] = time.perf_counter() - fed
+        return command

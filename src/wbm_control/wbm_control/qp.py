@@ -20,6 +20,9 @@ from wbm_control.exceptions import NoSolutionFound
 INFINITY = 1e20
 """What stands for an infinite bound in proxsuite [-]."""
 
+SOLVED = proxsuite.proxqp.QPSolverOutput.PROXQP_SOLVED
+WARM_START = proxsuite.proxqp.InitialGuess.WARM_START_WITH_PREVIOUS_RESULT
+
 
 @dataclass
 class DenseQP:
@@ -72,6 +75,7 @@ class DenseQPSolver:
         self.name = name
         self._solver = None
         self._dimensions: tuple[int, int, int] | None = None
+        self._x = np.zeros(0)
         self.cold_retries = 0
 
     def _cold_solver(self, problem: DenseQP):
@@ -105,21 +109,21 @@ class DenseQPSolver:
         else:
             self._solver, self._dimensions = self._cold_solver(problem), dims
         self._solver.solve()
-        if warm and not self._solved():
+        solved = self._solved()
+        if warm and not solved:
             self.cold_retries += 1
             self._solver = self._cold_solver(problem)
             self._solver.solve()
-        if not self._solved():
+            solved = self._solved()
+        if not solved:
             status = str(self._solver.results.info.status)
             self._solver = None
             raise NoSolutionFound(self.name, status)
-        self._solver.settings.initial_guess = (
-            proxsuite.proxqp.InitialGuess.WARM_START_WITH_PREVIOUS_RESULT
-        )
-        return np.array(self._solver.results.x)
+        self._solver.settings.initial_guess = WARM_START
+        return self._x
 
     def _solved(self) -> bool:
+        """Whether the last solve succeeded (its solution, copied, in ``self._x``)."""
         results = self._solver.results
-        return results.info.status == proxsuite.proxqp.QPSolverOutput.PROXQP_SOLVED and bool(
-            np.all(np.isfinite(results.x))
-        )
+        self._x = np.array(results.x)
+        return results.info.status == SOLVED and bool(np.isfinite(self._x).all())

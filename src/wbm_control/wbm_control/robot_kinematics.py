@@ -18,6 +18,16 @@ import numpy as np
 import pinocchio as pin
 
 LOCAL_WORLD_ALIGNED = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+ACCELERATION = pin.KinematicLevel.ACCELERATION
+
+_LOWER_TRIANGLES: dict[int, np.ndarray] = {}
+
+
+def _lower_triangle(n: int) -> np.ndarray:
+    """Mask (n x n) of the strictly lower triangle (computed once per n)."""
+    if n not in _LOWER_TRIANGLES:
+        _LOWER_TRIANGLES[n] = np.tri(n, k=-1, dtype=bool)
+    return _LOWER_TRIANGLES[n]
 
 
 class RobotKinematics:
@@ -61,24 +71,28 @@ class RobotKinematics:
     ):
         self.q = q
         self.v = v
-        frame_ids = set(frame_ids)
-        zero = np.zeros(model.nv)
-        pin.centerOfMass(model, data, q, v, zero)
-        self.com = data.com[0].copy()
-        self.com_velocity = data.vcom[0].copy()
-        self.com_drift = data.acom[0].copy()
+        frame_ids = sorted(set(frame_ids))
         self.velocities: dict[int, np.ndarray] = {}
         self.drifts: dict[int, np.ndarray] = {}
         self.jacobians: dict[int, np.ndarray] = {}
         self.com_jacobian: np.ndarray | None = None
         self.mass_matrix: np.ndarray | None = None
         self.bias_forces: np.ndarray | None = None
+        if dynamics:
+            # One pass: joint placements, velocities, accelerations at a = 0 (the drifts),
+            # Jacobians, the CoM and its Jacobian, M (upper triangle) and h = C v + g.
+            pin.computeAllTerms(model, data, q, v)
+        else:
+            pin.forwardKinematics(model, data, q, v, np.zeros(model.nv))
+        # CoM position, velocity and acceleration at a = 0 from the joint states just computed.
+        pin.centerOfMass(model, data, ACCELERATION, False)
+        pin.updateFramePlacements(model, data)
+        self.com = data.com[0].copy()
+        self.com_velocity = data.vcom[0].copy()
+        self.com_drift = data.acom[0].copy()
+        self.placements = {fid: data.oMf[fid].copy() for fid in frame_ids}
         if not dynamics:
-            pin.framesForwardKinematics(model, data, q)
-            self.placements = {fid: data.oMf[fid].copy() for fid in frame_ids}
             return
-        # Drifts dJ/dt v: classical accelerations at a = 0 (forward kinematics with a = 0).
-        pin.forwardKinematics(model, data, q, v, zero)
         for fid in frame_ids:
             self.drifts[fid] = pin.getFrameClassicalAcceleration(
                 model, data, fid, LOCAL_WORLD_ALIGNED
@@ -86,12 +100,10 @@ class RobotKinematics:
             self.velocities[fid] = pin.getFrameVelocity(
                 model, data, fid, LOCAL_WORLD_ALIGNED
             ).vector
-        pin.computeJointJacobians(model, data, q)
-        pin.updateFramePlacements(model, data)
-        for fid in frame_ids:
             self.jacobians[fid] = pin.getFrameJacobian(model, data, fid, LOCAL_WORLD_ALIGNED)
-        self.placements = {fid: data.oMf[fid].copy() for fid in frame_ids}
-        self.com_jacobian = pin.jacobianCenterOfMass(model, data, q).copy()
-        M = pin.crba(model, data, q)
-        self.mass_matrix = np.triu(M) + np.triu(M, 1).T
-        self.bias_forces = pin.nonLinearEffects(model, data, q, v).copy()
+        self.com_jacobian = data.Jcom.copy()
+        # M: Pinocchio fills its upper triangle; mirrored into the lower one (copies, no sums).
+        M = data.M.copy()
+        np.copyto(M, M.T, where=_lower_triangle(model.nv))
+        self.mass_matrix = M
+        self.bias_forces = data.nle.copy()

@@ -138,48 +138,64 @@ def build_whole_body_qp(
         raise InputError("torque_limits", f"{ndof} values", limits.shape)
     k = len(contacts)
     n = nv + 6 * k
-    H = acceleration_regularization * np.eye(n)
+    # Cost: the tasks stacked into one weighted least-squares term (one product, no loop).
+    H = np.zeros((n, n))
     g = np.zeros(n)
-    for task in tasks:
-        J = np.asarray(task.jacobian, dtype=float)
-        w = np.broadcast_to(np.asarray(task.weight, dtype=float), (J.shape[0],))
-        residual = np.asarray(task.desired, dtype=float) - np.asarray(task.drift, dtype=float)
+    if tasks:
+        rows = sum(len(task.desired) for task in tasks)
+        J = np.empty((rows, nv))
+        w = np.empty(rows)
+        residual = np.empty(rows)
+        row = 0
+        for task in tasks:
+            m = len(task.desired)
+            J[row : row + m] = task.jacobian
+            w[row : row + m] = task.weight
+            residual[row : row + m] = task.desired
+            residual[row : row + m] -= task.drift
+            row += m
         WJ = w[:, None] * J
-        H[:nv, :nv] += J.T @ WJ
-        g[:nv] -= WJ.T @ residual
-    H[nv:, nv:] += wrench_weight * np.eye(6 * k)
+        H[:nv, :nv] = J.T @ WJ
+        g[:nv] = -(WJ.T @ residual)
+    diagonal = np.einsum("ii->i", H)
+    diagonal += acceleration_regularization
+    diagonal[nv:] += wrench_weight
 
+    # Equalities: floating-base rows of the equations of motion, then the contacts.
     Jc = np.vstack([c.jacobian for c in contacts]) if k else np.zeros((0, nv))
     A = np.zeros((base_dofs + 6 * k, n))
-    b = np.zeros(base_dofs + 6 * k)
+    b = np.empty(base_dofs + 6 * k)
     A[:base_dofs, :nv] = M[:base_dofs]
     A[:base_dofs, nv:] = -Jc[:, :base_dofs].T
+    A[base_dofs:, :nv] = Jc
     b[:base_dofs] = -h[:base_dofs]
-    for i, contact in enumerate(contacts):
-        rows = slice(base_dofs + 6 * i, base_dofs + 6 * i + 6)
-        A[rows, :nv] = contact.jacobian
-        b[rows] = np.asarray(contact.desired) - np.asarray(contact.drift)
+    if k:
+        b[base_dofs:] = np.concatenate([c.desired for c in contacts]) - np.concatenate(
+            [c.drift for c in contacts]
+        )
 
-    torque_matrix = np.zeros((ndof, n))
+    # Inequalities: the cones (block diagonal), the normal forces, the torque limits.
+    cone_sizes = [c.cone.shape[0] for c in contacts]
+    n_cone = sum(cone_sizes)
+    C = np.zeros((n_cone + k + ndof, n))
+    row = 0
+    for i, contact in enumerate(contacts):
+        C[row : row + cone_sizes[i], nv + 6 * i : nv + 6 * i + 6] = contact.cone
+        C[n_cone + i, nv + 6 * i + 2] = 1.0
+        row += cone_sizes[i]
+    torque_matrix = C[n_cone + k :]
     torque_matrix[:, :nv] = M[base_dofs:]
     torque_matrix[:, nv:] = -Jc[:, base_dofs:].T
+    torque_matrix = torque_matrix.copy()
     torque_offset = h[base_dofs:].copy()
-    cone_rows = []
-    normal_rows = []
-    for i, contact in enumerate(contacts):
-        cone = np.zeros((contact.cone.shape[0], n))
-        cone[:, nv + 6 * i : nv + 6 * i + 6] = contact.cone
-        cone_rows.append(cone)
-        normal = np.zeros(n)
-        normal[nv + 6 * i + 2] = 1.0
-        normal_rows.append(normal)
-    C_parts = [*cone_rows, np.array(normal_rows).reshape(-1, n), torque_matrix]
-    C = np.vstack(C_parts)
-    n_cone = sum(c.shape[0] for c in cone_rows)
-    lower = np.concatenate(
-        [np.full(n_cone, -INFINITY), np.full(k, min_normal_force), -limits - torque_offset]
-    )
-    upper = np.concatenate([np.zeros(n_cone), np.full(k, INFINITY), limits - torque_offset])
+    lower = np.empty(n_cone + k + ndof)
+    upper = np.empty(n_cone + k + ndof)
+    lower[:n_cone] = -INFINITY
+    upper[:n_cone] = 0.0
+    lower[n_cone : n_cone + k] = min_normal_force
+    upper[n_cone : n_cone + k] = INFINITY
+    lower[n_cone + k :] = -limits - torque_offset
+    upper[n_cone + k :] = limits - torque_offset
     problem = DenseQP(H=H, g=g, A=A, b=b, C=C, l=lower, u=upper)
     return WholeBodyQP(problem, nv, tuple(c.name for c in contacts), torque_matrix, torque_offset)
 

@@ -64,26 +64,21 @@ def build_wrench_distribution(
     if not contacts:
         raise InputError("contacts", "at least one active contact", 0)
     target = np.asarray(net_wrench_at_com, dtype=float)
-    if target.shape != (6,) or not np.all(np.isfinite(target)):
+    if target.shape != (6,) or not np.isfinite(target).all():
         raise InputError("net_wrench_at_com", "6 finite values", target)
     n = 6 * len(contacts)
     H = np.zeros((n, n))
     A = np.zeros((6, n))
-    cones = []
+    C = np.zeros((16 * len(contacts), n))
+    weights = np.diag([tangential_weight, tangential_weight, normal_weight] + [torque_weight] * 3)
     for k, contact in enumerate(contacts):
         block = slice(6 * k, 6 * k + 6)
         origin = contact.placement.translation
         A[:, block] = wrench_to_point_matrix(origin, com)
         # Torque about the sole centre, world axes: tau_origin + (origin - centre) x f.
         to_center = wrench_to_point_matrix(origin, contact.center_in_world())
-        weights = np.diag(
-            [tangential_weight, tangential_weight, normal_weight] + [torque_weight] * 3
-        )
         H[block, block] = to_center.T @ weights @ to_center
-        cone = np.zeros((16, n))
-        cone[:, block] = contact.cone(mu)
-        cones.append(cone)
-    C = np.vstack(cones)
+        C[16 * k : 16 * k + 16, block] = contact.cone(mu)
     lower = np.full(C.shape[0], -INFINITY)
     return DenseQP(H=H, g=np.zeros(n), A=A, b=target, C=C, l=lower, u=np.zeros(C.shape[0]))
 

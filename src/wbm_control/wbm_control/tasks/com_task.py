@@ -74,6 +74,7 @@ class ComTask:
         self.gravity = np.asarray(gravity, dtype=float)
         self.stabilizer = DcmStabilizer(gain=settings.dcm_gain, zmp_margin=settings.zmp_margin)
         self._trajectory: QuinticPointTrajectory | None = None
+        self._end_sample: tuple[QuinticPointTrajectory, tuple] | None = None
         self._home: np.ndarray | None = None
 
     # ------------------------------------------------------------------ reference
@@ -116,15 +117,27 @@ class ComTask:
         return target
 
     def reference(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Reference position [m], velocity [m/s] and acceleration [m/s^2] at t."""
-        return self._trajectory.sample(t)
+        """Reference position [m], velocity [m/s] and acceleration [m/s^2] at t.
+
+        Once the trajectory has ended its sample no longer depends on t: it is computed once
+        (read-only arrays).
+        """
+        trajectory = self._trajectory
+        if (t - trajectory.start_time) / trajectory.duration < 1.0:
+            return trajectory.sample(t)
+        if self._end_sample is None or self._end_sample[0] is not trajectory:
+            sample = trajectory.sample(t)
+            for array in sample:
+                array.flags.writeable = False
+            self._end_sample = (trajectory, sample)
+        return self._end_sample[1]
 
     # ------------------------------------------------------------------ feedback
 
     def balance(self, kinematics: RobotKinematics, t: float, contacts: ContactSet) -> Balance:
         """The DCM feedback at this step; the ZMP is kept in the held soles' support polygon."""
         com, com_velocity = kinematics.com, kinematics.com_velocity
-        c_ref, cd_ref, cdd_ref = self._trajectory.sample(t)
+        c_ref, cd_ref, cdd_ref = self.reference(t)
         ground = contacts.ground_height()
         omega = lip_natural_frequency(max(com[2] - ground, 0.05), -self.gravity[2])
         polygon = contacts.support_polygon()

@@ -28,12 +28,10 @@ NOT_STARTED = "the controller has not started (no readings yet)"
 
 def pose_error(target: pin.SE3, current: pin.SE3) -> np.ndarray:
     """(p* - p, log3(R* R^T)) in world axes [m, rad]: the twist that moves current to target."""
-    return np.concatenate(
-        [
-            target.translation - current.translation,
-            pin.log3(target.rotation @ current.rotation.T),
-        ]
-    )
+    error = np.empty(6)
+    np.subtract(target.translation, current.translation, out=error[:3])
+    error[3:] = pin.log3(target.rotation @ current.rotation.T)
+    return error
 
 
 class FrameTask:
@@ -58,6 +56,7 @@ class FrameTask:
             [settings.position_weight] * 3 + [settings.orientation_weight] * 3
         )
         self._trajectory: QuinticPoseTrajectory | None = None
+        self._end_sample: tuple[QuinticPoseTrajectory, PoseReference] | None = None
         self._home: np.ndarray | None = None
 
     # ------------------------------------------------------------------ reference
@@ -102,8 +101,20 @@ class FrameTask:
         self._trajectory = QuinticPoseTrajectory(pose, pose, t, 1e-3)
 
     def reference(self, t: float) -> PoseReference:
-        """The reference at t: pose, velocity and acceleration (see :data:`PoseReference`)."""
-        return self._trajectory.sample(t)
+        """The reference at t: pose, velocity and acceleration (see :data:`PoseReference`).
+
+        Once the trajectory has ended its sample no longer depends on t: it is computed once
+        (velocity and acceleration read-only, the pose copied).
+        """
+        trajectory = self._trajectory
+        if (t - trajectory.start_time) / trajectory.duration < 1.0:
+            return trajectory.sample(t)
+        if self._end_sample is None or self._end_sample[0] is not trajectory:
+            pose, velocity, acceleration = trajectory.sample(t)
+            velocity.flags.writeable = acceleration.flags.writeable = False
+            self._end_sample = (trajectory, (pose, velocity, acceleration))
+        pose, velocity, acceleration = self._end_sample[1]
+        return pose.copy(), velocity, acceleration
 
     # ------------------------------------------------------------------ task-space quantities
 
