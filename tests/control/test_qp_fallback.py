@@ -18,8 +18,10 @@ from control_helpers import CONTROLLER_YAML, readings_from_state
 
 from wbm_control.controller import WholeBodyController
 from wbm_control.controller_settings import ControllerSettings, FallbackSettings
+from wbm_control.exceptions import NoSolutionFound
 from wbm_control.qp_fallback import (
     BALANCE_ONLY,
+    IK_CLIPPED,
     RELAXED,
     STATIC_HOLD,
     QpFallback,
@@ -186,3 +188,37 @@ def test_when_no_qp_solves_the_static_hold_carries_the_weight_on_the_soles(icub,
     np.testing.assert_allclose(Jc.T @ f, rest, atol=TOLERANCE)
     assert f[2] + f[8] == pytest.approx(icub.total_mass * 9.81, abs=TOLERANCE)
     assert f[2] > 0 and f[8] > 0
+
+
+def test_ik_mode_restarts_within_the_limits_when_its_qp_fails(icub):
+    """An estimate 0.3 rad beyond the elbow's limit: pink's configuration limit asks the joint
+    back faster than its velocity limit allows, the IK QP is infeasible; the fallback restarts
+    from the configuration clipped into the limits (dq = 0 is feasible there) and solves with
+    quadprog (proxqp, with its default settings, stops short on that feasible problem)."""
+    settings = ControllerSettings.from_yaml(CONTROLLER_YAML).replace(mode="ik")
+    controller = WholeBodyController(icub, settings)
+    q = icub.initial_configuration()
+    elbow = icub.joint_index("l_elbow")
+    upper = icub.model.upperPositionLimit[7 + elbow]
+    q[7 + elbow] = upper + 0.3
+    _, wrenches = icub.static_contact_torques(q, ["l_sole", "r_sole"])
+    readings = readings_from_state(
+        icub,
+        q,
+        np.zeros(icub.nv),
+        {"left_foot": wrenches["l_sole"], "right_foot": wrenches["r_sole"]},
+    )
+    command = controller.step(readings)
+    with pytest.raises(NoSolutionFound):  # the premise: the plain IK step fails at q
+        controller.mode.ik.step(q, settings.control_period)
+    status = controller.status
+    assert not status.safe
+    assert status.fallback == IK_CLIPPED and "ik: no solution found" in status.fallback_reason
+    lower, upper_limits = icub.joint_position_limits
+    assert np.all(command.position >= lower - 1e-9) and np.all(
+        command.position <= upper_limits + 1e-9
+    )
+    # One step from the clipped configuration: the elbow at most v_max dt from its limit.
+    assert command.position[elbow] == pytest.approx(
+        upper, abs=settings.ik.velocity_limit * 0.002 + 1e-6
+    )

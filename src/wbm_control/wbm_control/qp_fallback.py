@@ -18,7 +18,15 @@ only if the one before failed:
    (:func:`~wbm_control.contact_feedforward.contact_consistent_torques`): the robot's weight is
    carried by its held soles instead of the servos' stiffness alone.
 
-Only when all of these fail does the controller fall back on its damped hold. Each QP solve of
+Only when all of these fail does the controller fall back on its damped hold.
+
+Mode "ik" has one QP, the differential IK, whose only constraints are the joint position and
+velocity limits: it fails when its configuration lies beyond a position limit by more than the
+velocity limit can bring back in one step (an estimate outside the limits after a push), or
+when proxqp stops short on a feasible problem. Its fallback (:func:`ik_fallback_step`) restarts
+the step from the configuration clipped into the limits, where dq = 0 satisfies every
+constraint (feasible by construction), and solves it with quadprog (an exact active-set
+method: no tolerance or iteration limit to stop short). Each QP solve of
 the chain is bounded by ``max_iterations`` (proxsuite's outer iterations). The level used and
 why are written to the controller status (``fallback``, ``reason``).
 """
@@ -31,6 +39,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pinocchio as pin
+import qpsolvers
 
 from wbm_control.contact_feedforward import contact_consistent_torques
 from wbm_control.contacts import ActiveContact
@@ -49,6 +59,7 @@ from wbm_description.robot_io import JointCommand
 
 if TYPE_CHECKING:
     from wbm_control.controller_settings import ControllerSettings, FallbackSettings
+    from wbm_control.differential_ik import DifferentialIK
     from wbm_control.robot_kinematics import RobotKinematics
     from wbm_control.tasks import TaskSet
     from wbm_description.whole_body_model import WholeBodyModel
@@ -58,6 +69,51 @@ BALANCE_ONLY = "balance_only"
 STATIC_HOLD = "static_hold"
 LEVELS = (RELAXED, BALANCE_ONLY, STATIC_HOLD)
 """The fallback levels, in the order they are tried."""
+IK_CLIPPED = "ik_within_limits"
+"""Mode "ik"'s fallback: the IK step from its configuration clipped into the limits, quadprog."""
+
+
+def within_position_limits(model: pin.Model, q: np.ndarray, margin: float = 1e-6) -> np.ndarray:
+    """The configuration with its joint coordinates clipped into the position limits.
+
+    Args:
+        model: Pinocchio model with a free-flyer root.
+        q: Configuration (nq,); the free flyer's 7 coordinates are left as they are.
+        margin: Kept inside each limit [rad or m].
+    """
+    clipped = np.array(q, dtype=float)
+    lower = model.lowerPositionLimit[7:] + margin
+    upper = model.upperPositionLimit[7:] - margin
+    clipped[7:] = np.clip(clipped[7:], lower, upper)
+    return clipped
+
+
+def ik_fallback_step(
+    ik: DifferentialIK, model: pin.Model, q: np.ndarray, dt: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Mode "ik"'s fallback: one IK step from q clipped into the limits, solved by quadprog.
+
+    Args:
+        ik: The differential IK (its targets already set for this step).
+        model: Its Pinocchio model.
+        q: The configuration whose IK step failed.
+        dt: Step [s].
+
+    Returns:
+        (next configuration, velocity [rad/s, m/s]), as :meth:`DifferentialIK.step`.
+
+    Raises:
+        NoSolutionFound: quadprog failed too.
+    """
+    start = within_position_limits(model, q)
+    try:
+        result = qpsolvers.solve_problem(ik.build(start, dt), solver="quadprog")
+    except ValueError as error:  # quadprog raises on a problem it finds inconsistent
+        raise NoSolutionFound("ik (fallback)", f"quadprog: {error}") from error
+    if not result.found or not np.all(np.isfinite(result.x)):
+        raise NoSolutionFound("ik (fallback)", "quadprog found no solution")
+    v = result.x / dt
+    return pin.integrate(model, start, v * dt), v
 
 
 def with_contact_slack(qp: WholeBodyQP, n_base: int, weight: float) -> WholeBodyQP:
