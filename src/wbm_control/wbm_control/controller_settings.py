@@ -107,13 +107,13 @@ class ComSettings(TaskGains):
         ge=0.0,
     )
     target_height_up: float = setting(
-        0.015,
+        0.01,
         doc="CoM targets are clamped to this rise above the initial CoM height",
         unit="m",
         ge=0.0,
     )
     target_height_down: float = setting(
-        0.015,
+        0.01,
         doc="CoM targets are clamped to this drop below the initial CoM height",
         unit="m",
         ge=0.0,
@@ -218,6 +218,13 @@ class TorqueSettings(Settings):
     )
     friction_compensation: bool = setting(
         True, doc="add the model's joint friction to the torques (mode ik: to the feed-forward)"
+    )
+    max_iterations: int = setting(
+        100,
+        doc="proxsuite iteration limit of the whole-body QP: bounds a failing solve's time "
+        "(a warm-started solve takes a few)",
+        unit="-",
+        ge=1,
     )
 
 

@@ -154,6 +154,7 @@ class TorqueMode:
         qp = self.build(kinematics, acceleration_tasks, constraints, settings.torque)
         self.last_qp = qp
         solve_start = time.perf_counter()
+        self.solver.max_iterations = settings.torque.max_iterations  # bounds a failing solve
         try:
             solution = solve_whole_body_qp(qp, self.solver)
         except NoSolutionFound as error:  # softer problems, then a static hold (qp_fallback)
