@@ -14,6 +14,7 @@ import pytest
 
 from wbm_control.feasible_targets import (
     QUINTIC_PEAK_ACCELERATION,
+    START_SLACK,
     ReachLimit,
     clamp_com_target,
     com_motion_duration,
@@ -165,7 +166,8 @@ def test_limb_reach_never_excludes_the_start_position():
     limit = ReachLimit.at_start(
         model, data, hands["l"], [hands["r"]], max_reach=0.3, reach_fraction=0.5
     )
-    assert limit.limb_reach == pytest.approx(0.6, abs=1e-9)  # the arm's length, not 0.3
+    # The arm's length (plus the start slack), not 0.3.
+    assert limit.limb_reach == pytest.approx(0.6 + START_SLACK, abs=1e-9)
     home = pin.SE3(np.eye(3), limit.home.copy())
     assert not limit.clamp(home).clamped
 

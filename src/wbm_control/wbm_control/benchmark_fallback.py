@@ -13,7 +13,8 @@ cannot hold the soles while pressing that hard), side by side:
   (:mod:`wbm_control.qp_fallback`).
 
 Each row gives the median, 90th percentile and maximum of the step's wall time and CPU time
-(``time.process_time``, less sensitive to other processes on the machine), and the level used.
+(``time.process_time``, less sensitive to other processes on the machine), the median wall time
+of the fallback chain alone, and the level used.
 A machine reference is printed beside them: the median time of one ``pin.aba`` on iCub.
 """
 
@@ -82,15 +83,18 @@ def aba_reference(model: WholeBodyModel, repeats: int = 2000) -> float:
 
 def failing_steps(
     model: WholeBodyModel, settings: ControllerSettings, repeats: int
-) -> tuple[list[float], list[float], list[str]]:
-    """Wall and CPU times [s] of steps whose QP is infeasible, and what each step did."""
+) -> tuple[list[float], list[float], list[str], list[float]]:
+    """Steps whose QP is infeasible: wall and CPU times [s], outcomes, fallback chain times.
+
+    The chain's wall time [s] is 0 without a fallback.
+    """
     controller = WholeBodyController(model, settings)
     t = 0.0
     for _ in range(5):  # a few good steps: the solver is warm, as in a running loop
         controller.step(standing_readings(model, t))
         t += settings.control_period
     controller.settings = settings.replace(torque=settings.torque.replace(min_normal_force=3000.0))
-    walls, cpus, outcomes = [], [], []
+    walls, cpus, outcomes, chain = [], [], [], []
     for _ in range(repeats):
         readings = standing_readings(model, t)
         wall, cpu = time.perf_counter(), time.process_time()
@@ -99,8 +103,11 @@ def failing_steps(
         cpus.append(time.process_time() - cpu)
         status = controller.status
         outcomes.append("damped hold" if status.safe else status.fallback or "solved")
+        fallback = getattr(controller.mode, "fallback", None)
+        result = fallback.last_result if fallback is not None else None
+        chain.append(result.solve_time if result is not None and status.fallback else 0.0)
         t += settings.control_period
-    return walls, cpus, outcomes
+    return walls, cpus, outcomes, chain
 
 
 def summary(values: Sequence[float]) -> str:
@@ -124,12 +131,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"new (max_iter {base.torque.max_iterations}, fallback)": base,
     }
     print(f"machine reference: pin.aba on iCub {aba_reference(model) * 1e6:.1f} us (median)")
-    print(f"{'failing step':36s} {'wall ms: median p90 max':>25s} {'cpu ms: median p90 max':>25s}")
+    print(
+        f"{'failing step':36s} {'wall ms: median p90 max':>25s} {'cpu ms: median p90 max':>25s}"
+        f" {'chain ms':>9s}   outcome"
+    )
     for _ in range(2):  # interleaved rounds: both rows see the same machine load
         for label, settings in rows.items():
-            walls, cpus, outcomes = failing_steps(model, settings, args.repeats)
+            walls, cpus, outcomes, chain = failing_steps(model, settings, args.repeats)
             levels = ", ".join(f"{o} x{outcomes.count(o)}" for o in sorted(set(outcomes)))
-            print(f"{label:36s} {summary(walls):>25s} {summary(cpus):>25s}   {levels}")
+            print(
+                f"{label:36s} {summary(walls):>25s} {summary(cpus):>25s} "
+                f"{np.median(chain) * 1e3:9.2f}   {levels}"
+            )
 
 
 if __name__ == "__main__":

@@ -12,9 +12,10 @@ the controller must never lose its balance because of one. The rules, one functi
 * A frame task (:class:`ReachLimit`): within ``max_reach`` of the frame's initial position and
   within the reach of its own limb: a ball around the limb's root joint (the shoulder of a hand,
   the hip of a foot; computed once at start from the kinematics) whose radius is a fraction of
-  the limb's length when stretched (never less than the frame's distance at start). A limb at
-  full stretch is singular and drags the CoM; a fraction of it is a target the QP tracks
-  without pulling the robot over.
+  the limb's length when stretched (never less than the frame's distance at start plus
+  :data:`START_SLACK`: the start pose, and the pose where the limb settled, are accepted). A
+  limb at full stretch is singular and drags the CoM; a fraction of it is a target the QP
+  tracks without pulling the robot over.
 * A sole held in contact: its target is rejected (it would break the contact; release the
   contact first).
 
@@ -30,6 +31,9 @@ import numpy as np
 import pinocchio as pin
 
 from wbm_control.balance import project_into_polygon
+
+START_SLACK = 0.01
+"""A limb's reach is at least its frame's distance from the limb's root at start plus this [m]."""
 
 
 @dataclass(frozen=True)
@@ -232,7 +236,9 @@ class ReachLimit:
             max_reach=max_reach,
             limb_root=limb_root,
             # Never less than where the frame is at start (the start is feasible).
-            limb_reach=max(reach_fraction * length, float(np.linalg.norm(home - limb_root))),
+            limb_reach=max(
+                reach_fraction * length, float(np.linalg.norm(home - limb_root)) + START_SLACK
+            ),
         )
 
     def clamp(self, pose: pin.SE3) -> Clamped:
