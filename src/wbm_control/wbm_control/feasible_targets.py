@@ -164,15 +164,12 @@ def limb_root_joint(model: pin.Model, frame_id: int, other_frame_ids: Sequence[i
     """
     shared = set()
     for other in other_frame_ids:
-        joint = model.frames[other].parentJoint
-        while joint > 0:
-            shared.add(joint)
-            joint = model.parents[joint]
-    joint = model.frames[frame_id].parentJoint
-    root = joint
-    while joint > 0 and joint not in shared and model.joints[joint].nq < 7:
+        shared.update(model.supports[model.frames[other].parentJoint])  # root ... joint
+    root = model.frames[frame_id].parentJoint
+    for joint in reversed(list(model.supports[root])):
+        if joint == 0 or joint in shared or model.joints[joint].nq >= 7:
+            break
         root = joint
-        joint = model.parents[joint]
     return root
 
 
@@ -218,14 +215,9 @@ class ReachLimit:
             reach_fraction: Fraction (0, 1] of the stretched limb's length [-].
         """
         root = limb_root_joint(model, frame_id, other_frame_ids)
-        chain = []
-        joint = model.frames[frame_id].parentJoint
-        while True:
-            chain.append(data.oMi[joint].translation)
-            if joint == root or joint == 0:
-                break
-            joint = model.parents[joint]
-        points = [data.oMf[frame_id].translation, *chain]
+        support = list(model.supports[model.frames[frame_id].parentJoint])  # universe ... joint
+        limb = support[support.index(root) :] if root in support else support[-1:]
+        points = [data.oMf[frame_id].translation, *(data.oMi[j].translation for j in limb[::-1])]
         length = sum(
             float(np.linalg.norm(a - b)) for a, b in zip(points[:-1], points[1:], strict=True)
         )
