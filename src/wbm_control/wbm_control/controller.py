@@ -33,6 +33,7 @@ from wbm_control.contacts import ContactSet
 from wbm_control.controller_settings import ControllerSettings
 from wbm_control.controller_status import ControllerStatus
 from wbm_control.exceptions import InputError, NoSolutionFound, TargetRejected
+from wbm_control.feasible_targets import ReachLimit, held_sole_rejection
 from wbm_control.ik_mode import IkMode
 from wbm_control.tasks import FrameTask, TaskSet
 from wbm_control.torque_mode import TorqueMode
@@ -150,6 +151,7 @@ class WholeBodyController:
             self.contacts.activate(name, self.data.oMf[self.sole_frame_ids[name]])
         for task in self.tasks.frames.values():
             task.start(self.data.oMf[task.frame_id].copy(), t)
+        self._set_reach_limits()
         com = pin.centerOfMass(self.pin_model, self.data, q).copy()
         goal = com.copy()
         if len(self.contacts.support_polygon()) >= 3:
@@ -159,13 +161,29 @@ class WholeBodyController:
         self.mode.resync(q)
         self._started = True
 
+    def _set_reach_limits(self) -> None:
+        """Each frame task's reach (feasible_targets.ReachLimit), from ``self.data`` at start."""
+        frames = self.tasks.frames
+        for name, task in frames.items():
+            others = [other.frame_id for n, other in frames.items() if n != name]
+            task.reach_limit = ReachLimit.at_start(
+                self.pin_model,
+                self.data,
+                task.frame_id,
+                others,
+                max_reach=task.settings.max_reach,
+                reach_fraction=task.settings.reach_fraction,
+            )
+
     # ------------------------------------------------------------------ targets and contacts
 
     def set_com_target(self, position: np.ndarray, *, duration: float | None = None) -> np.ndarray:
         """Move the CoM reference to a target in the world, with quintic time scaling.
 
-        The target is clamped to lie over the support polygon (shrunk by the ZMP margin) and
-        within 0.1 m of the initial CoM height.
+        The target is clamped to lie over the support polygon (shrunk by the ``com:``
+        section's target_margin) and within its height band around the initial CoM height
+        (:func:`~wbm_control.feasible_targets.clamp_com_target`); what moved it is in
+        :meth:`target_note`.
 
         Args:
             position: Target [m] in the world.
@@ -179,7 +197,11 @@ class WholeBodyController:
         """
         duration = self.settings.target_duration if duration is None else duration
         return self.tasks.com.set_target(
-            position, self._time, duration, self.contacts.support_polygon()
+            position,
+            self._time,
+            duration,
+            self.contacts.support_polygon(),
+            self.contacts.ground_height(),
         )
 
     def set_frame_target(
@@ -187,19 +209,29 @@ class WholeBodyController:
     ) -> pin.SE3:
         """Move a frame task's reference to a pose in the world, with quintic time scaling.
 
-        Positions farther than the task's max_reach from the frame's initial position are
-        clamped onto that sphere.
+        The position is clamped within the task's max_reach of the frame's initial position and
+        within its limb's reach (:class:`~wbm_control.feasible_targets.ReachLimit`); what moved
+        it is in :meth:`target_note`. The task of a sole held in contact takes no target.
 
         Returns:
             The accepted (possibly clamped) pose.
 
         Raises:
-            TargetRejected: Unknown task, NaN/inf, or called before the first step.
+            TargetRejected: Unknown task, a held sole's task, NaN/inf, or called before the
+                first step.
         """
         if task not in self.tasks.frames:
             raise TargetRejected(task, f"unknown task; known: {sorted(self.tasks.frames)}")
+        for sole in self.contacts.active_names():
+            if self.tasks.task_of_sole[sole] == task:
+                raise TargetRejected(task, held_sole_rejection(task, sole))
         duration = self.settings.target_duration if duration is None else duration
         return self.tasks.frames[task].set_target(pose, self._time, duration)
+
+    def target_note(self, task: str) -> str:
+        """What clamped the last target of ``task`` ("com" or a frame task), "" if nothing."""
+        owner = self.tasks.com if task == self.tasks.com.name else self.tasks.frames[task]
+        return owner.last_clamp.note
 
     def frame_reference(self, task: str) -> pin.SE3:
         """Current reference pose of a frame task."""

@@ -4,9 +4,9 @@ Every class is a frozen :class:`~wbm_description.settings.Settings` dataclass re
 settings reader (``ControllerSettings.from_mapping`` / ``from_yaml``; the node declares them as
 parameters with :func:`~wbm_description.ros.node_runtime.declare_settings`): the top-level keys,
 then one class per section (``estimator``, ``com``, ``base_orientation``, ``posture``,
-``contact``, ``frame_tasks.<name>``, ``ik``, ``torque``). Unknown keys, wrong types and values
-out of range raise :class:`~wbm_description.exceptions.ConfigError` naming the source and the
-dotted key.
+``contact``, ``frame_tasks.<name>``, ``ik``, ``torque``, ``fallback``). Unknown keys, wrong
+types and values out of range raise :class:`~wbm_description.exceptions.ConfigError` naming
+the source and the dotted key.
 
 Gains are per second and do not depend on the control rate: IK gains k [1/s] give the task
 velocity k e; torque-mode gains kp [1/s^2] and kd [1/s] give the task acceleration
@@ -100,6 +100,24 @@ class ComSettings(TaskGains):
     zmp_margin: float = setting(
         0.01, doc="the commanded ZMP stays this far inside the support polygon", unit="m", ge=0.0
     )
+    target_margin: float = setting(
+        0.03,
+        doc="CoM targets are clamped this far inside the support polygon",
+        unit="m",
+        ge=0.0,
+    )
+    target_height_up: float = setting(
+        0.01,
+        doc="CoM targets are clamped to this rise above the initial CoM height",
+        unit="m",
+        ge=0.0,
+    )
+    target_height_down: float = setting(
+        0.01,
+        doc="CoM targets are clamped to this drop below the initial CoM height",
+        unit="m",
+        ge=0.0,
+    )
 
 
 @dataclass(frozen=True)
@@ -159,6 +177,13 @@ class FrameTaskSettings(TaskGains):
         unit="m",
         gt=0.0,
     )
+    reach_fraction: float = setting(
+        0.85,
+        doc="targets are also clamped to this fraction of the stretched limb around its root",
+        unit="-",
+        gt=0.0,
+        le=1.0,
+    )
 
 
 @dataclass(frozen=True)
@@ -193,6 +218,35 @@ class TorqueSettings(Settings):
     )
     friction_compensation: bool = setting(
         True, doc="add the model's joint friction to the torques (mode ik: to the feed-forward)"
+    )
+    max_iterations: int = setting(
+        100,
+        doc="proxsuite iteration limit of the whole-body QP: bounds a failing solve's time "
+        "(a warm-started solve takes a few)",
+        unit="-",
+        ge=1,
+    )
+
+
+@dataclass(frozen=True)
+class FallbackSettings(Settings):
+    """``fallback:`` mode "torque": what is solved when the whole-body QP fails."""
+
+    enabled: bool = setting(
+        True, doc="false: a failed QP goes straight to the safe hold (no softer problems)"
+    )
+
+    contact_slack_weight: float = setting(
+        1e4,
+        doc="cost of the held soles' acceleration slack in the relaxed problems",
+        unit="s^4/m^2",
+        gt=0.0,
+    )
+    max_iterations: int = setting(
+        200, doc="proxsuite iteration limit of each fallback solve", unit="-", ge=1
+    )
+    eps_abs: float = setting(
+        1e-6, doc="proxsuite absolute tolerance of the fallback solves", unit="-", gt=0.0
     )
 
 
@@ -245,6 +299,7 @@ class ControllerSettings(Settings):
     frame_tasks: dict[str, FrameTaskSettings] = setting(default_factory=dict)
     ik: IkSettings = setting(default_factory=IkSettings)
     torque: TorqueSettings = setting(default_factory=TorqueSettings)
+    fallback: FallbackSettings = setting(default_factory=FallbackSettings)
 
     @property
     def control_period(self) -> float:
@@ -260,6 +315,7 @@ __all__ = [
     "ContactSettings",
     "ControllerSettings",
     "EstimatorSettings",
+    "FallbackSettings",
     "FrameTaskSettings",
     "IkSettings",
     "PostureSettings",

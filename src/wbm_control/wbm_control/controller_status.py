@@ -34,6 +34,9 @@ class ControllerStatus:
         static_margin: Distance of the CoM's ground projection inside the support polygon [m]
             (negative outside: not statically stable).
         estimate: The base estimate of this step.
+        fallback: The whole-body QP's fallback level used at this step
+            (:data:`wbm_control.qp_fallback.LEVELS`), "" when the QP solved.
+        fallback_reason: Why the fallback was used (the failed solve's error).
     """
 
     time: float = 0.0
@@ -51,6 +54,8 @@ class ControllerStatus:
     zmp_command: np.ndarray | None = None
     static_margin: float | None = None
     estimate: BaseEstimate | None = None
+    fallback: str = ""
+    fallback_reason: str = ""
 
     def record_balance(self, balance: Balance) -> None:
         """The balance feedback's values (CoM, its reference and error, DCM, ZMP, margin)."""
@@ -61,3 +66,9 @@ class ControllerStatus:
         self.dcm = balance.dcm
         self.zmp_command = balance.zmp
         self.task_errors["com"] = balance.error
+
+    def record_fallback(self, level: str, reason: str, solve_time: float) -> None:
+        """The QP failed (``reason``) and fallback ``level`` gave this step's command."""
+        self.fallback = level
+        self.fallback_reason = reason
+        self.solve_time = solve_time

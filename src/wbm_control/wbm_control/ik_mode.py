@@ -23,7 +23,9 @@ from wbm_control.contacts import ActiveContact, ContactSet
 from wbm_control.controller_settings import ControllerSettings
 from wbm_control.controller_status import ControllerStatus
 from wbm_control.differential_ik import DifferentialIK
+from wbm_control.exceptions import NoSolutionFound
 from wbm_control.qp import DenseQPSolver
+from wbm_control.qp_fallback import IK_CLIPPED, ik_fallback_step
 from wbm_control.robot_kinematics import RobotKinematics
 from wbm_control.tasks import TaskSet
 from wbm_control.wrench_distribution import static_net_wrench
@@ -179,7 +181,11 @@ class IkMode:
         target = self.com_target(kinematics.com, c_ref, settings.com.ik_integral_gain, dt)
         self.ik.set_com_target(target, cd_ref)
         solve_start = time.perf_counter()
-        q_next, v_ik = self.ik.step(self.q, dt)
+        try:
+            q_next, v_ik = self.ik.step(self.q, dt)
+        except NoSolutionFound as error:  # within the limits, by quadprog (qp_fallback)
+            q_next, v_ik = ik_fallback_step(self.ik, self.model.model, self.q, dt)
+            status.record_fallback(IK_CLIPPED, f"{error}", time.perf_counter() - solve_start)
         solved = time.perf_counter()
         status.solve_time = solved - solve_start
         self.q = q_next

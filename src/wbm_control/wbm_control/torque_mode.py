@@ -19,7 +19,9 @@ from wbm_control.base_estimator import BaseEstimate
 from wbm_control.contacts import ActiveContact, ContactSet
 from wbm_control.controller_settings import ControllerSettings, TorqueSettings
 from wbm_control.controller_status import ControllerStatus
+from wbm_control.exceptions import NoSolutionFound
 from wbm_control.qp import DenseQPSolver
+from wbm_control.qp_fallback import QpFallback
 from wbm_control.robot_kinematics import RobotKinematics
 from wbm_control.tasks import Balance, TaskSet
 from wbm_control.whole_body_qp import (
@@ -55,6 +57,7 @@ class TorqueMode:
         self.solver = DenseQPSolver(name="whole_body_qp")
         self.last_qp: WholeBodyQP | None = None
         self.timings: dict[str, float] = {}
+        self.fallback: QpFallback | None = None
 
     def reset(self) -> None:
         """Nothing to forget (the solver's warm start adapts)."""
@@ -151,15 +154,25 @@ class TorqueMode:
         balance = tasks.com.balance(kinematics, t, contacts)
         status.record_balance(balance)
         held = contacts.active()
-        qp = self.build(
-            kinematics,
-            self.acceleration_tasks(kinematics, balance, tasks, held, t, status),
-            [tasks.contact.compute_constraint(kinematics, contact) for contact in held],
-            settings.torque,
-        )
+        acceleration_tasks = self.acceleration_tasks(kinematics, balance, tasks, held, t, status)
+        constraints = [tasks.contact.compute_constraint(kinematics, contact) for contact in held]
+        qp = self.build(kinematics, acceleration_tasks, constraints, settings.torque)
         self.last_qp = qp
         solve_start = time.perf_counter()
-        solution = solve_whole_body_qp(qp, self.solver)
+        self.solver.max_iterations = settings.torque.max_iterations  # bounds a failing solve
+        try:
+            solution = solve_whole_body_qp(qp, self.solver)
+        except NoSolutionFound as error:  # softer problems, then a static hold (qp_fallback)
+            if not settings.fallback.enabled:
+                raise
+            self.fallback = self.fallback or QpFallback(self.model, settings.fallback)
+            result = self.fallback.solve(
+                kinematics, acceleration_tasks, constraints, held, tasks, settings
+            )
+            status.record_fallback(result.level, f"{error}", time.perf_counter() - solve_start)
+            if result.command is not None:
+                return result.command
+            solution = result.solution
         solved = time.perf_counter()
         status.solve_time = solved - solve_start
         command = self.command(kinematics, solution, settings)

@@ -211,7 +211,7 @@ class ControllerNode(WbmNode):
         if not np.allclose(accepted, point, atol=1e-9):
             self.get_logger().warning(
                 f"target for 'com' clamped from {np.round(point, 4)} to {np.round(accepted, 4)} "
-                "(over the support polygon, within 0.1 m of the initial height)"
+                f"({self.controller.target_note('com')})"
             )
 
     def _on_frame_target(self, task: str, message: PoseStamped) -> None:
@@ -224,10 +224,9 @@ class ControllerNode(WbmNode):
             self.get_logger().warning(f"target for '{task}' rejected: {error}")
             return
         if not np.allclose(accepted.translation, pose.translation, atol=1e-9):
-            reach = self.controller.frame_tasks[task].settings.max_reach
             self.get_logger().warning(
-                f"target for '{task}' clamped to {np.round(accepted.translation, 4)} "
-                f"(max_reach {reach} m)"
+                f"target for '{task}' clamped from {np.round(pose.translation, 4)} to "
+                f"{np.round(accepted.translation, 4)} ({self.controller.target_note(task)})"
             )
 
     # ------------------------------------------------------------------ the loop
@@ -277,6 +276,10 @@ class ControllerNode(WbmNode):
             )
         status = self.controller.status
         self._log(self.safe_hold.after_step(status.safe, status.reason))
+        if status.fallback:
+            self.throttled.warning(
+                "fallback", f"whole-body QP fallback '{status.fallback}': {status.fallback_reason}"
+            )
         self._publish_command(command, now)
         if status.estimate is not None:
             q, v = status.estimate.q, status.estimate.v

@@ -116,7 +116,10 @@ def diagnostics_message(
         "solve_time_ms": f"{status.solve_time * 1e3:.4f}",
         "step_time_ms": f"{status.step_time * 1e3:.4f}",
         "active_contacts": ",".join(status.active_contacts),
+        "fallback": status.fallback or "none",
     }
+    if status.fallback:
+        values["fallback_reason"] = status.fallback_reason
     if status.static_margin is not None:
         values["static_margin_m"] = f"{status.static_margin:.6g}"
     for task, error in status.task_errors.items():
@@ -129,10 +132,16 @@ def diagnostics_message(
     ):
         if vector is not None:
             values[key] = " ".join(f"{x:.6g}" for x in vector)
+    if status.safe:
+        level, message = DiagnosticStatus.WARN, status.reason
+    elif status.fallback:
+        level, message = DiagnosticStatus.WARN, f"controlling with fallback {status.fallback}"
+    else:
+        level, message = DiagnosticStatus.OK, "controlling"
     return diagnostics_array(
         name,
-        DiagnosticStatus.WARN if status.safe else DiagnosticStatus.OK,
-        status.reason if status.safe else "controlling",
+        level,
+        message,
         values,
         stamp_seconds,
     )

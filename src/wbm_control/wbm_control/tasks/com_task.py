@@ -15,19 +15,16 @@ import numpy as np
 from wbm_control.balance import (
     DcmStabilizer,
     lip_natural_frequency,
-    project_into_polygon,
     static_equilibrium_margin,
 )
 from wbm_control.contacts import ContactSet
 from wbm_control.controller_settings import ComSettings
 from wbm_control.exceptions import TargetRejected
+from wbm_control.feasible_targets import Clamped, clamp_com_target, com_motion_duration
 from wbm_control.robot_kinematics import RobotKinematics
 from wbm_control.tasks.frame_task import NOT_STARTED
 from wbm_control.trajectories import QuinticPointTrajectory
 from wbm_control.whole_body_qp import AccelerationTask
-
-#: Targets stay within this height of the initial CoM height [m].
-HEIGHT_RANGE = 0.1
 
 
 @dataclass(frozen=True)
@@ -76,6 +73,7 @@ class ComTask:
         self._trajectory: QuinticPointTrajectory | None = None
         self._end_sample: tuple[QuinticPointTrajectory, tuple] | None = None
         self._home: np.ndarray | None = None
+        self.last_clamp = Clamped(None)
 
     # ------------------------------------------------------------------ reference
 
@@ -90,12 +88,21 @@ class ComTask:
         self._home = None
 
     def set_target(
-        self, position: np.ndarray, t: float, duration: float, support_polygon: np.ndarray
+        self,
+        position: np.ndarray,
+        t: float,
+        duration: float,
+        support_polygon: np.ndarray,
+        ground: float = 0.0,
     ) -> np.ndarray:
         """Move the reference from where it is at t to ``position`` [m] in ``duration`` [s].
 
-        The target is brought over the support polygon shrunk by the ZMP margin, and within
-        :data:`HEIGHT_RANGE` of the initial CoM height.
+        The target is brought over the support polygon shrunk by ``target_margin`` and into
+        the band [-target_height_down, +target_height_up] around the initial CoM height
+        (:func:`~wbm_control.feasible_targets.clamp_com_target`); the motion lasts at least
+        what keeps the ZMP it asks inside the polygon
+        (:func:`~wbm_control.feasible_targets.com_motion_duration`, with ``ground`` [m] the
+        height of the held soles). What moved or slowed it: :attr:`last_clamp`.
 
         Returns:
             The accepted (possibly clamped) target.
@@ -108,12 +115,31 @@ class ComTask:
             raise TargetRejected(self.name, f"expected 3 finite coordinates, got {target!r}")
         if self._trajectory is None:
             raise TargetRejected(self.name, NOT_STARTED)
-        if len(support_polygon) >= 3:
-            target = project_into_polygon(target, support_polygon, self.settings.zmp_margin)
-        height = self._home[2]
-        target[2] = float(np.clip(target[2], height - HEIGHT_RANGE, height + HEIGHT_RANGE))
+        s = self.settings
+        self.last_clamp = clamp_com_target(
+            target,
+            support_polygon,
+            margin=s.target_margin,
+            home_height=self._home[2],
+            height_up=s.target_height_up,
+            height_down=s.target_height_down,
+        )
+        target = self.last_clamp.value
         start, _, _ = self._trajectory.sample(t)
-        self._trajectory = QuinticPointTrajectory(start, target, t, max(duration, 1e-3))
+        omega = lip_natural_frequency(max(self._home[2] - ground, 0.05), -self.gravity[2])
+        requested = max(duration, 1e-3)
+        duration = com_motion_duration(
+            float(np.linalg.norm(target[:2] - start[:2])),
+            requested,
+            omega=omega,
+            zmp_allowance=s.target_margin - s.zmp_margin,
+        )
+        if duration > requested:
+            self.last_clamp = Clamped(
+                target,
+                (*self.last_clamp.reasons, f"motion slowed to {duration:.2f} s (ZMP in the feet)"),
+            )
+        self._trajectory = QuinticPointTrajectory(start, target, t, duration)
         return target
 
     def reference(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -15,6 +15,7 @@ import pinocchio as pin
 from wbm_control.controller_settings import FrameTaskSettings
 from wbm_control.differential_ik import IkFrameTaskSpec
 from wbm_control.exceptions import TargetRejected
+from wbm_control.feasible_targets import Clamped, ReachLimit
 from wbm_control.robot_kinematics import RobotKinematics
 from wbm_control.trajectories import QuinticPoseTrajectory
 from wbm_control.whole_body_qp import AccelerationTask
@@ -58,6 +59,8 @@ class FrameTask:
         self._trajectory: QuinticPoseTrajectory | None = None
         self._end_sample: tuple[QuinticPoseTrajectory, PoseReference] | None = None
         self._home: np.ndarray | None = None
+        self.reach_limit: ReachLimit | None = None
+        self.last_clamp = Clamped(None)
 
     # ------------------------------------------------------------------ reference
 
@@ -70,12 +73,29 @@ class FrameTask:
         """Forget the reference (until the next :meth:`start`)."""
         self._trajectory = None
         self._home = None
+        self.reach_limit = None
+
+    def clamp(self, pose: pin.SE3) -> Clamped:
+        """The pose brought within reach.
+
+        Within :attr:`reach_limit` (the max_reach ball around the start position and the
+        limb's reach, see :mod:`wbm_control.feasible_targets`) when the controller set one at
+        start, else within the max_reach ball alone.
+        """
+        if self.reach_limit is not None:
+            return self.reach_limit.clamp(pose)
+        reach = self.settings.max_reach
+        offset = pose.translation - self._home
+        if np.linalg.norm(offset) <= reach:
+            return Clamped(pose.copy())
+        target = pose.copy()
+        target.translation = self._home + offset * (reach / np.linalg.norm(offset))
+        return Clamped(target, (f"within max_reach {reach:g} m of the start position",))
 
     def set_target(self, pose: pin.SE3, t: float, duration: float) -> pin.SE3:
         """Move the reference from where it is at t to ``pose`` in ``duration`` [s].
 
-        A position farther than ``max_reach`` [m] from the start position is clamped onto that
-        sphere.
+        The position is clamped by :meth:`clamp` (what moved it: :attr:`last_clamp`).
 
         Returns:
             The accepted (possibly clamped) pose.
@@ -87,11 +107,8 @@ class FrameTask:
             raise TargetRejected(self.name, "the pose has NaN or inf values")
         if self._trajectory is None:
             raise TargetRejected(self.name, NOT_STARTED)
-        target = pose.copy()
-        reach = self.settings.max_reach
-        offset = target.translation - self._home
-        if np.linalg.norm(offset) > reach:
-            target.translation = self._home + offset * (reach / np.linalg.norm(offset))
+        self.last_clamp = self.clamp(pose)
+        target = self.last_clamp.value
         start, _, _ = self._trajectory.sample(t)
         self._trajectory = QuinticPoseTrajectory(start, target, t, max(duration, 1e-3))
         return target
