@@ -1,0 +1,281 @@
+"""``wbm_benchmark_soak``: the realtime simulation bringup for a long time, sampled every minute.
+
+Starts ``launch/sim.launch.yaml`` (realtime pacing by default) through ``wbm launch``'s runner
+and, from a probe node, for ``--minutes`` of wall time:
+
+- moves the left hand target on a circle around its initial position (``targets/left_hand``,
+  a new target every ``--target-every`` s of simulated time);
+- pushes the chest every ``--push-every`` s of simulated time (``apply_wrench``, directions in
+  turn: front, left, back, right; ``--push-force`` N for the robot interface's push_duration);
+- every minute of wall time, samples the resident memory of each node process, the
+  ``joint_states`` and ``joint_commands`` received in the minute (cycles answered), the lowest
+  true base height, and the safe-hold diagnostics seen outside the ``--settle`` s after pushes.
+
+It prints one row per minute, then the verdict (:func:`~wbm_bringup.benchmarks.soak.summarize`):
+memory flat within 5 %, no fall, no safe hold outside pushes; exit code 1 when it fails. A
+machine reference (one ``pin.aba`` on the robot) is printed beside the rows.
+
+Run: ``wbm_benchmark_soak --minutes 30`` (``--minutes 2`` for a quick look).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from geometry_msgs.msg import PoseStamped, WrenchStamped
+from nav_msgs.msg import Odometry
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+
+from wbm_bringup.benchmarks.soak import (
+    SoakMinute,
+    SoakSchedule,
+    resident_memory,
+    summarize,
+)
+from wbm_bringup.launching import LaunchRunner, plan_launch
+from wbm_bringup.share import config_directory, launch_file
+from wbm_control.controller_settings import ControllerSettings
+from wbm_description.registry import load_robot
+from wbm_description.ros.messages import time_from_seconds
+from wbm_description.whole_body_model import WholeBodyModel
+
+HAND_TASK = "left_hand"
+PUSH_FRAME = "chest"
+
+
+def _seconds(stamp) -> float:
+    return stamp.sec + 1e-9 * stamp.nanosec
+
+
+def aba_reference(model: WholeBodyModel, repeats: int = 2000) -> float:
+    """Median time of one ``pin.aba`` on the model at its initial configuration [s]."""
+    q = model.initial_configuration()
+    v = np.zeros(model.nv)
+    tau = np.zeros(model.nv)
+    data = model.model.createData()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        pin.aba(model.model, data, q, v, tau)
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+class SoakProbe:
+    """The probe node: counts, heights, diagnostics; sends the hand target and the pushes."""
+
+    def __init__(self, schedule: SoakSchedule, orientation: pin.SE3, *, target_every: float):
+        self.schedule = schedule
+        self.orientation = orientation.rotation.copy()
+        self.target_every = target_every
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node("soak_probe", context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.sim_time = 0.0
+        self.states = self.commands = 0
+        self.lowest = math.inf
+        self.height: float | None = None
+        self.safe_outside = 0
+        self.push_times: list[float] = []
+        self.pushes_in_minute = 0
+        self._next_target = 0.0
+        best_effort = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT)
+        reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+        node = self.node
+        node.create_subscription(Clock, "/clock", self._on_clock, reliable)
+        node.create_subscription(JointState, "joint_states", self._on_state, best_effort)
+        node.create_subscription(JointState, "joint_commands", self._on_command, reliable)
+        node.create_subscription(Odometry, "ground_truth/odom", self._on_odom, reliable)
+        node.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, reliable)
+        self.target_publisher = node.create_publisher(
+            PoseStamped, f"targets/{HAND_TASK}", reliable
+        )
+        self.push_publisher = node.create_publisher(WrenchStamped, "apply_wrench", reliable)
+
+    def _on_clock(self, message: Clock) -> None:
+        self.sim_time = _seconds(message.clock)
+
+    def _on_state(self, _: JointState) -> None:
+        self.states += 1
+
+    def _on_command(self, _: JointState) -> None:
+        self.commands += 1
+
+    def _on_odom(self, message: Odometry) -> None:
+        self.height = message.pose.pose.position.z
+        self.lowest = min(self.lowest, self.height)
+
+    def _on_diagnostics(self, message: DiagnosticArray) -> None:
+        for status in message.status:
+            if status.level != DiagnosticStatus.OK:
+                t = _seconds(message.header.stamp)
+                if not self.schedule.after_push(t, self.push_times):
+                    self.safe_outside += 1
+                    self.node.get_logger().warning(
+                        f"safe hold at t = {t:.2f} s outside pushes: {status.message}"
+                    )
+
+    def act(self) -> None:
+        """Send the hand target and the push when they are due (simulated time)."""
+        t = self.sim_time
+        if t >= self._next_target:
+            self._next_target = t + self.target_every
+            target = self.schedule.hand_target(t + self.target_every)
+            message = PoseStamped()
+            message.header.frame_id = "world"
+            message.header.stamp = time_from_seconds(t)
+            p = message.pose.position
+            p.x, p.y, p.z = (float(x) for x in target)
+            x, y, z, w = pin.Quaternion(self.orientation).coeffs()
+            o = message.pose.orientation
+            o.x, o.y, o.z, o.w = float(x), float(y), float(z), float(w)
+            self.target_publisher.publish(message)
+        if self.schedule.push_due(t, len(self.push_times)):
+            force = self.schedule.push(len(self.push_times))
+            message = WrenchStamped()
+            message.header.frame_id = PUSH_FRAME
+            message.header.stamp = time_from_seconds(t)
+            f = message.wrench.force
+            f.x, f.y, f.z = (float(x) for x in force)
+            self.push_publisher.publish(message)
+            self.push_times.append(t)
+            self.pushes_in_minute += 1
+
+    def spin_for(self, seconds: float) -> None:
+        """Spin and act for ``seconds`` of wall time."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=0.01)
+            self.act()
+
+    def take_minute(self, minute: int, pids: dict[str, int]) -> SoakMinute:
+        """The sample of the minute that ends now (counters restart)."""
+        row = SoakMinute(
+            minute=minute,
+            sim_time=self.sim_time,
+            memory={label: resident_memory(pid) for label, pid in pids.items()},
+            states=self.states,
+            commands=self.commands,
+            lowest_base=self.lowest,
+            safe_hold_outside_pushes=self.safe_outside,
+            pushes=self.pushes_in_minute,
+        )
+        self.states = self.commands = self.safe_outside = self.pushes_in_minute = 0
+        self.lowest = math.inf if self.height is None else self.height
+        return row
+
+    def close(self) -> None:
+        """Destroy the node and its context."""
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.shutdown(context=self.context)
+
+
+def _row(row: SoakMinute, labels: list[str]) -> str:
+    memory = "".join(f"{(row.memory[label] or 0) / 2**20:>14.1f}" for label in labels)
+    return (
+        f"{row.minute:>6}{row.sim_time:>9.1f}{memory}{row.states:>9}{row.commands:>10}"
+        f"{row.lowest_base:>9.3f}{row.pushes:>7}{row.safe_hold_outside_pushes:>6}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``wbm_benchmark_soak``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=int, default=30, help="measured wall minutes")
+    parser.add_argument("--warmup", type=float, default=60.0, help="wall time before it [s]")
+    parser.add_argument("--pacing", default="realtime", help="the launch's pacing argument")
+    parser.add_argument("--robot-side", default="simulator", help="simulator or mujoco")
+    parser.add_argument("--push-every", type=float, default=10.0, help="[s of sim time]")
+    parser.add_argument("--push-force", type=float, default=30.0, help="[N] for push_duration")
+    parser.add_argument("--settle", type=float, default=2.0, help="safe hold allowed [s]")
+    parser.add_argument("--target-every", type=float, default=0.5, help="[s of sim time]")
+    parser.add_argument("--launch-file", type=Path, default=None)
+    args = parser.parse_args(argv)
+    if args.minutes < 1:
+        parser.error("--minutes: at least 1")
+    launch = args.launch_file or launch_file("sim.launch.yaml")
+    settings = ControllerSettings.from_yaml(config_directory("icub") / "controller.yaml")
+    model = WholeBodyModel.from_config(load_robot(settings.robot))
+    hand = model.frame_placement(
+        model.initial_configuration(), settings.frame_tasks[HAND_TASK].frame
+    )
+    schedule = SoakSchedule(
+        hand.translation.copy(),
+        push_every=args.push_every,
+        push_force=args.push_force,
+        settle=args.settle,
+    )
+    print(f"machine reference: pin.aba on {model.config.name} {aba_reference(model) * 1e6:.1f} us")
+    plan = plan_launch(launch, {"pacing": args.pacing, "robot_side": args.robot_side})
+    log = io.StringIO()
+    runner = LaunchRunner(plan.processes, stream=log)
+    probe = SoakProbe(schedule, hand, target_every=args.target_every)
+    rows: list[SoakMinute] = []
+    labels: list[str] = []
+    initial_height = math.nan
+    started = time.monotonic()
+    try:
+        runner.start()
+        pids = {
+            spec.label: child.pid
+            for spec, child in zip(runner.specs, runner.children, strict=True)
+        }
+        labels = list(pids)
+        probe.spin_for(args.warmup)
+        if probe.height is None:
+            raise RuntimeError("no ground_truth/odom after the warm-up:\n" + log.getvalue())
+        initial_height = probe.height
+        probe.take_minute(0, pids)  # counters start now
+        header = (
+            f"{'minute':>6}{'sim [s]':>9}"
+            + "".join(f"{label + ' [MB]':>14}" for label in labels)
+            + f"{'states':>9}{'commands':>10}{'base [m]':>9}{'pushes':>7}{'holds':>6}"
+        )
+        print(header, flush=True)
+        print("-" * len(header), flush=True)
+        for minute in range(1, args.minutes + 1):
+            probe.spin_for(60.0)
+            row = probe.take_minute(minute, pids)
+            rows.append(row)
+            print(_row(row, labels), flush=True)
+            if any(v is None for v in row.memory.values()):
+                break
+    finally:
+        probe.close()
+        runner.request_stop()
+        runner.wait()
+    wall = time.monotonic() - started
+    verdict = summarize(rows, initial_height=initial_height)
+    print(f"wall time {wall / 60:.1f} min, pushes {len(probe.push_times)}")
+    for label, (last, excursion) in verdict.memory_change.items():
+        print(
+            f"{label}: resident memory {100 * last:+.2f} % first to last sample, "
+            f"largest excursion {100 * excursion:+.2f} %"
+        )
+    print(
+        f"base height {initial_height:.3f} m at start, lowest {verdict.lowest_base:.3f} m; "
+        f"commands per joint_states {verdict.answered:.3f}; safe holds outside pushes "
+        f"{verdict.safe_holds_outside_pushes}"
+    )
+    print("PASS" if verdict.passed else "FAIL: " + "; ".join(verdict.problems))
+    if not verdict.passed:
+        print("launch output (last lines):\n" + "".join(log.getvalue().splitlines(True)[-40:]))
+    return 0 if verdict.passed else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
