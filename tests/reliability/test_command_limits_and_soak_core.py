@@ -50,8 +50,9 @@ def test_the_soak_schedule():
         assert offset[0] == 0.0
     np.testing.assert_allclose(schedule.hand_target(0.0), center, atol=1e-15)
     np.testing.assert_allclose(schedule.hand_target(4.0), center + [0, 0, 0.1], atol=1e-15)
-    assert not schedule.push_due(9.99, 0) and schedule.push_due(10.0, 0)
-    assert not schedule.push_due(19.0, 1) and schedule.push_due(20.0, 1)
+    assert not schedule.push_due(9.99, None) and schedule.push_due(10.0, None)
+    assert not schedule.push_due(19.0, 10.0) and schedule.push_due(20.0, 10.0)
+    assert not schedule.push_due(3.0, None)  # after a reset, time restarts at 0
     forces = [schedule.push(i) for i in range(5)]
     np.testing.assert_array_equal(forces[0], [30, 0, 0])
     np.testing.assert_array_equal(forces[1], [0, 30, 0])
@@ -85,6 +86,10 @@ def test_the_soak_verdict():
     assert not verdict.passed and "+6.0 %" in verdict.problems[0]
     fallen = summarize([minute(1, {"x": 1.0}, lowest=0.45)], initial_height=0.6)
     assert fallen.fell and not fallen.passed
+    reset = minute(1, {"x": 1.0})
+    reset.falls = 2
+    counted = summarize([reset], initial_height=0.6)
+    assert counted.fell and counted.falls == 2 and "fell 2 time(s)" in counted.problems[0]
     held = summarize([minute(1, {"x": 1.0}, holds=3)], initial_height=0.6)
     assert held.safe_holds_outside_pushes == 3 and not held.passed
     gone = summarize([minute(1, {"x": 1.0}), minute(2, {"x": None})], initial_height=0.6)

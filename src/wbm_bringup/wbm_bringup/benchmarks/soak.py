@@ -63,9 +63,15 @@ class SoakSchedule:
         offset = self.hand_radius * np.array([0.0, math.sin(phase), 1.0 - math.cos(phase)])
         return np.asarray(self.hand_center, dtype=float) + offset
 
-    def push_due(self, t: float, pushes_done: int) -> bool:
-        """Whether the next push (number ``pushes_done``) is due at simulated time ``t``."""
-        return t >= (pushes_done + 1) * self.push_every
+    def push_due(self, t: float, last_push: float | None) -> bool:
+        """Whether a push is due at simulated time ``t`` [s].
+
+        Args:
+            t: Simulated time [s].
+            last_push: Time of the last push since robot time last (re)started [s]; None: none
+                yet (the first push comes one period after time 0).
+        """
+        return t - (0.0 if last_push is None else last_push) >= self.push_every
 
     def push(self, index: int) -> np.ndarray:
         """The force of push ``index`` [N] (world axes, directions in turn)."""
@@ -89,6 +95,7 @@ class SoakMinute:
         lowest_base: Lowest true base height in the minute [m].
         safe_hold_outside_pushes: Safe-hold diagnostics seen outside the windows after pushes.
         pushes: Pushes sent in the minute.
+        falls: Falls in the minute (each followed by the simulator's ``reset``).
     """
 
     minute: int
@@ -99,6 +106,7 @@ class SoakMinute:
     lowest_base: float
     safe_hold_outside_pushes: int
     pushes: int
+    falls: int = 0
 
 
 @dataclass
@@ -108,7 +116,9 @@ class SoakVerdict:
     Attributes:
         memory_change: Node label to the relative change of its resident memory from the first
             sample to the last, and its largest excursion from the first (both fractions).
-        fell: Whether the base dropped more than ``fall_drop`` below its initial height.
+        fell: Whether the robot fell (a fall counted by the run, or the base more than
+            ``fall_drop`` below its initial height).
+        falls: Falls counted by the run (each followed by a reset).
         lowest_base: Lowest base height over the run [m].
         safe_holds_outside_pushes: Safe-hold diagnostics outside the windows after pushes.
         answered: Commands per joint_states over the run (cycles answered).
@@ -118,6 +128,7 @@ class SoakVerdict:
 
     memory_change: dict[str, tuple[float, float]]
     fell: bool
+    falls: int
     lowest_base: float
     safe_holds_outside_pushes: int
     answered: float
@@ -162,15 +173,18 @@ def summarize(
                 f"(tolerance {100 * memory_tolerance:g} %)"
             )
     lowest = min(m.lowest_base for m in minutes)
-    fell = lowest < initial_height - fall_drop
+    falls = sum(m.falls for m in minutes)
+    fell = falls > 0 or lowest < initial_height - fall_drop
     if fell:
-        problems.append(f"fell: base down to {lowest:.3f} m from {initial_height:.3f} m")
+        problems.append(
+            f"fell {falls} time(s): base down to {lowest:.3f} m from {initial_height:.3f} m"
+        )
     holds = sum(m.safe_hold_outside_pushes for m in minutes)
     if holds:
         problems.append(f"{holds} safe-hold diagnostics outside the windows after pushes")
     states = sum(m.states for m in minutes)
     answered = sum(m.commands for m in minutes) / states if states else 0.0
-    return SoakVerdict(change, fell, lowest, holds, answered, not problems, problems)
+    return SoakVerdict(change, fell, falls, lowest, holds, answered, not problems, problems)
 
 
 __all__ = [

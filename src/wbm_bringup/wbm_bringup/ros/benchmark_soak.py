@@ -9,7 +9,10 @@ and, from a probe node, for ``--minutes`` of wall time:
   turn: front, left, back, right; ``--push-force`` N for the robot interface's push_duration);
 - every minute of wall time, samples the resident memory of each node process, the
   ``joint_states`` and ``joint_commands`` received in the minute (cycles answered), the lowest
-  true base height, and the safe-hold diagnostics seen outside the ``--settle`` s after pushes.
+  true base height, and the safe-hold diagnostics seen outside the ``--settle`` s after pushes;
+- when the robot falls (base ``--fall-drop`` below its height at t = 0), counts the fall and calls
+  the simulator's ``reset`` (the controller starts again by itself), so that the rest of the run
+  still measures a standing robot.
 
 It prints one row per minute, then the verdict (:func:`~wbm_bringup.benchmarks.soak.summarize`):
 memory flat within 5 %, no fall, no safe hold outside pushes; exit code 1 when it fails. A
@@ -36,6 +39,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
 
 from wbm_bringup.benchmarks.soak import (
     SoakMinute,
@@ -75,8 +79,16 @@ def aba_reference(model: WholeBodyModel, repeats: int = 2000) -> float:
 class SoakProbe:
     """The probe node: counts, heights, diagnostics; sends the hand target and the pushes."""
 
-    def __init__(self, schedule: SoakSchedule, orientation: pin.SE3, *, target_every: float):
+    def __init__(
+        self,
+        schedule: SoakSchedule,
+        orientation: pin.SE3,
+        *,
+        target_every: float,
+        fall_drop: float,
+    ):
         self.schedule = schedule
+        self.fall_drop = fall_drop
         self.orientation = orientation.rotation.copy()
         self.target_every = target_every
         self.context = rclpy.Context()
@@ -89,8 +101,13 @@ class SoakProbe:
         self.lowest = math.inf
         self.height: float | None = None
         self.safe_outside = 0
-        self.push_times: list[float] = []
+        self.push_times: list[float] = []  # since robot time last (re)started
+        self.pushes = 0
         self.pushes_in_minute = 0
+        self.first_height: float | None = None
+        self.falls = self.falls_in_minute = 0
+        self._reset_future = None
+        self._fall_stamp: float | None = None  # after a reset: until the time restarts
         self._next_target = 0.0
         best_effort = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT)
         reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
@@ -104,9 +121,14 @@ class SoakProbe:
             PoseStamped, f"targets/{HAND_TASK}", reliable
         )
         self.push_publisher = node.create_publisher(WrenchStamped, "apply_wrench", reliable)
+        self.reset_client = node.create_client(Trigger, "reset")
 
     def _on_clock(self, message: Clock) -> None:
-        self.sim_time = _seconds(message.clock)
+        t = _seconds(message.clock)
+        if t < self.sim_time - 0.5:  # robot time restarted (reset)
+            self.push_times.clear()
+            self._next_target = 0.0
+        self.sim_time = t
 
     def _on_state(self, _: JointState) -> None:
         self.states += 1
@@ -115,8 +137,14 @@ class SoakProbe:
         self.commands += 1
 
     def _on_odom(self, message: Odometry) -> None:
+        if self._fall_stamp is not None:
+            if _seconds(message.header.stamp) >= self._fall_stamp:
+                return  # a sample from before the reset
+            self._fall_stamp = None
         self.height = message.pose.pose.position.z
         self.lowest = min(self.lowest, self.height)
+        if self.first_height is None:
+            self.first_height = self.height
 
     def _on_diagnostics(self, message: DiagnosticArray) -> None:
         for status in message.status:
@@ -129,8 +157,25 @@ class SoakProbe:
                     )
 
     def act(self) -> None:
-        """Send the hand target and the push when they are due (simulated time)."""
+        """Send the hand target and the push when due (simulated time); reset after a fall."""
         t = self.sim_time
+        if self._reset_future is not None:
+            if not self._reset_future.done():
+                return
+            self._reset_future = None
+        if (
+            self._fall_stamp is None
+            and self.height is not None
+            and self.first_height is not None
+            and self.height < self.first_height - self.fall_drop
+        ):
+            self.falls += 1
+            self.falls_in_minute += 1
+            self.node.get_logger().warning(f"fall {self.falls} at t = {t:.2f} s: reset")
+            self._reset_future = self.reset_client.call_async(Trigger.Request())
+            self._fall_stamp = max(t, 0.05)
+            self.height = None
+            return
         if t >= self._next_target:
             self._next_target = t + self.target_every
             target = self.schedule.hand_target(t + self.target_every)
@@ -143,8 +188,8 @@ class SoakProbe:
             o = message.pose.orientation
             o.x, o.y, o.z, o.w = float(x), float(y), float(z), float(w)
             self.target_publisher.publish(message)
-        if self.schedule.push_due(t, len(self.push_times)):
-            force = self.schedule.push(len(self.push_times))
+        if self.schedule.push_due(t, self.push_times[-1] if self.push_times else None):
+            force = self.schedule.push(self.pushes)
             message = WrenchStamped()
             message.header.frame_id = PUSH_FRAME
             message.header.stamp = time_from_seconds(t)
@@ -152,6 +197,7 @@ class SoakProbe:
             f.x, f.y, f.z = (float(x) for x in force)
             self.push_publisher.publish(message)
             self.push_times.append(t)
+            self.pushes += 1
             self.pushes_in_minute += 1
 
     def spin_for(self, seconds: float) -> None:
@@ -172,8 +218,10 @@ class SoakProbe:
             lowest_base=self.lowest,
             safe_hold_outside_pushes=self.safe_outside,
             pushes=self.pushes_in_minute,
+            falls=self.falls_in_minute,
         )
         self.states = self.commands = self.safe_outside = self.pushes_in_minute = 0
+        self.falls_in_minute = 0
         self.lowest = math.inf if self.height is None else self.height
         return row
 
@@ -185,10 +233,11 @@ class SoakProbe:
 
 
 def _row(row: SoakMinute, labels: list[str]) -> str:
-    memory = "".join(f"{(row.memory[label] or 0) / 2**20:>14.1f}" for label in labels)
+    memory = "".join(f"{(row.memory[label] or 0) / 2**20:>22.1f}" for label in labels)
     return (
         f"{row.minute:>6}{row.sim_time:>9.1f}{memory}{row.states:>9}{row.commands:>10}"
         f"{row.lowest_base:>9.3f}{row.pushes:>7}{row.safe_hold_outside_pushes:>6}"
+        f"{row.falls:>6}"
     )
 
 
@@ -203,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--push-force", type=float, default=30.0, help="[N] for push_duration")
     parser.add_argument("--settle", type=float, default=2.0, help="safe hold allowed [s]")
     parser.add_argument("--target-every", type=float, default=0.5, help="[s of sim time]")
+    parser.add_argument("--fall-drop", type=float, default=0.15, help="a fall: base down [m]")
     parser.add_argument("--launch-file", type=Path, default=None)
     args = parser.parse_args(argv)
     if args.minutes < 1:
@@ -223,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     plan = plan_launch(launch, {"pacing": args.pacing, "robot_side": args.robot_side})
     log = io.StringIO()
     runner = LaunchRunner(plan.processes, stream=log)
-    probe = SoakProbe(schedule, hand, target_every=args.target_every)
+    probe = SoakProbe(schedule, hand, target_every=args.target_every, fall_drop=args.fall_drop)
     rows: list[SoakMinute] = []
     labels: list[str] = []
     initial_height = math.nan
@@ -236,14 +286,15 @@ def main(argv: list[str] | None = None) -> int:
         }
         labels = list(pids)
         probe.spin_for(args.warmup)
-        if probe.height is None:
+        if probe.first_height is None:
             raise RuntimeError("no ground_truth/odom after the warm-up:\n" + log.getvalue())
-        initial_height = probe.height
+        initial_height = probe.first_height
         probe.take_minute(0, pids)  # counters start now
         header = (
             f"{'minute':>6}{'sim [s]':>9}"
-            + "".join(f"{label + ' [MB]':>14}" for label in labels)
+            + "".join(f"{label + ' [MB]':>22}" for label in labels)
             + f"{'states':>9}{'commands':>10}{'base [m]':>9}{'pushes':>7}{'holds':>6}"
+            + f"{'falls':>6}"
         )
         print(header, flush=True)
         print("-" * len(header), flush=True)
@@ -260,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         runner.wait()
     wall = time.monotonic() - started
     verdict = summarize(rows, initial_height=initial_height)
-    print(f"wall time {wall / 60:.1f} min, pushes {len(probe.push_times)}")
+    print(f"wall time {wall / 60:.1f} min, pushes {probe.pushes}, falls {verdict.falls}")
     for label, (last, excursion) in verdict.memory_change.items():
         print(
             f"{label}: resident memory {100 * last:+.2f} % first to last sample, "
