@@ -6,6 +6,7 @@ seconds of simulated time, and samples every minute (wall time) the resident mem
 and how many cycles were answered. This module holds what does not need ROS:
 
 - :func:`resident_memory`: a process's resident set size, from ``/proc/<pid>/status``;
+- :class:`LaunchLog`: the launch's output to a file, its last lines and the divergences seen;
 - :class:`SoakSchedule`: the hand target at a simulated time (a circle around the hand's
   initial position) and the pushes (time, force), alternating front, left, back, right;
 - :class:`SoakMinute` and :func:`summarize`: one row per minute and the verdict (memory flat
@@ -15,6 +16,7 @@ and how many cycles were answered. This module holds what does not need ROS:
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +25,53 @@ import numpy as np
 
 PUSH_DIRECTIONS = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (-1.0, 0.0, 0.0), (0.0, -1.0, 0.0))
 """Push directions in turn (world axes): front, left, back, right."""
+
+
+class LaunchLog:
+    """Where the launch's output goes: a file, the last lines, and the divergences seen.
+
+    Args:
+        path: The log file (written line by line); None: kept in memory only.
+        keep: How many of the last lines to keep.
+
+    Attributes:
+        divergences: Lines saying the simulation stopped until a reset (the robot interface's
+            "call the reset service").
+    """
+
+    DIVERGED = "call the reset service"
+
+    def __init__(self, path: Path | None = None, keep: int = 200):
+        self._file = open(path, "w") if path is not None else None  # noqa: SIM115
+        self.lines: deque[str] = deque(maxlen=keep)
+        self.divergences = 0
+        self._partial = ""
+
+    def write(self, text: str) -> int:
+        """Take output (a stream's ``write``)."""
+        if self._file is not None:
+            self._file.write(text)
+        self._partial += text
+        *complete, self._partial = self._partial.split("\n")
+        for line in complete:
+            self.lines.append(line)
+            if self.DIVERGED in line:
+                self.divergences += 1
+        return len(text)
+
+    def flush(self) -> None:
+        """Flush the file."""
+        if self._file is not None:
+            self._file.flush()
+
+    def tail(self, count: int = 40) -> str:
+        """The last ``count`` lines."""
+        return "\n".join(list(self.lines)[-count:])
+
+    def close(self) -> None:
+        """Close the file."""
+        if self._file is not None:
+            self._file.close()
 
 
 def resident_memory(pid: int) -> int | None:
@@ -189,6 +238,7 @@ def summarize(
 
 __all__ = [
     "PUSH_DIRECTIONS",
+    "LaunchLog",
     "SoakMinute",
     "SoakSchedule",
     "SoakVerdict",

@@ -10,7 +10,8 @@ and, from a probe node, for ``--minutes`` of wall time:
 - every minute of wall time, samples the resident memory of each node process, the
   ``joint_states`` and ``joint_commands`` received in the minute (cycles answered), the lowest
   true base height, and the safe-hold diagnostics seen outside the ``--settle`` s after pushes;
-- when the robot falls (base ``--fall-drop`` below its height at t = 0), counts the fall and calls
+- when the robot falls (base ``--fall-drop`` below its height at t = 0) or the simulation
+  diverges (the robot interface says so), counts the fall and calls
   the simulator's ``reset`` (the controller starts again by itself), so that the rest of the run
   still measures a standing robot.
 
@@ -24,7 +25,6 @@ Run: ``wbm_benchmark_soak --minutes 30`` (``--minutes 2`` for a quick look).
 from __future__ import annotations
 
 import argparse
-import io
 import math
 import time
 from pathlib import Path
@@ -42,6 +42,7 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
 from wbm_bringup.benchmarks.soak import (
+    LaunchLog,
     SoakMinute,
     SoakSchedule,
     resident_memory,
@@ -86,8 +87,11 @@ class SoakProbe:
         *,
         target_every: float,
         fall_drop: float,
+        log: LaunchLog,
     ):
         self.schedule = schedule
+        self.log = log
+        self._divergences = 0
         self.fall_drop = fall_drop
         self.orientation = orientation.rotation.copy()
         self.target_every = target_every
@@ -163,7 +167,9 @@ class SoakProbe:
             if not self._reset_future.done():
                 return
             self._reset_future = None
-        if (
+        diverged = self.log.divergences > self._divergences
+        self._divergences = self.log.divergences
+        if diverged or (
             self._fall_stamp is None
             and self.height is not None
             and self.first_height is not None
@@ -171,7 +177,8 @@ class SoakProbe:
         ):
             self.falls += 1
             self.falls_in_minute += 1
-            self.node.get_logger().warning(f"fall {self.falls} at t = {t:.2f} s: reset")
+            what = "simulation diverged" if diverged else "fall"
+            self.node.get_logger().warning(f"{what} ({self.falls}) at t = {t:.2f} s: reset")
             self._reset_future = self.reset_client.call_async(Trigger.Request())
             self._fall_stamp = max(t, 0.05)
             self.height = None
@@ -253,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--settle", type=float, default=2.0, help="safe hold allowed [s]")
     parser.add_argument("--target-every", type=float, default=0.5, help="[s of sim time]")
     parser.add_argument("--fall-drop", type=float, default=0.15, help="a fall: base down [m]")
+    parser.add_argument("--log", type=Path, default=None, help="file for the launch's output")
     parser.add_argument("--launch-file", type=Path, default=None)
     args = parser.parse_args(argv)
     if args.minutes < 1:
@@ -271,9 +279,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"machine reference: pin.aba on {model.config.name} {aba_reference(model) * 1e6:.1f} us")
     plan = plan_launch(launch, {"pacing": args.pacing, "robot_side": args.robot_side})
-    log = io.StringIO()
+    log = LaunchLog(args.log)
     runner = LaunchRunner(plan.processes, stream=log)
-    probe = SoakProbe(schedule, hand, target_every=args.target_every, fall_drop=args.fall_drop)
+    probe = SoakProbe(
+        schedule, hand, target_every=args.target_every, fall_drop=args.fall_drop, log=log
+    )
     rows: list[SoakMinute] = []
     labels: list[str] = []
     initial_height = math.nan
@@ -287,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
         labels = list(pids)
         probe.spin_for(args.warmup)
         if probe.first_height is None:
-            raise RuntimeError("no ground_truth/odom after the warm-up:\n" + log.getvalue())
+            raise RuntimeError("no ground_truth/odom after the warm-up:\n" + log.tail())
         initial_height = probe.first_height
         probe.take_minute(0, pids)  # counters start now
         header = (
@@ -324,7 +334,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("PASS" if verdict.passed else "FAIL: " + "; ".join(verdict.problems))
     if not verdict.passed:
-        print("launch output (last lines):\n" + "".join(log.getvalue().splitlines(True)[-40:]))
+        print("launch output (last lines):\n" + log.tail())
+    log.close()
     return 0 if verdict.passed else 1
 
 
