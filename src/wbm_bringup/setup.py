@@ -40,6 +40,8 @@ setup(
             "wbm_demo = wbm_bringup.demo.run:main",
             "wbm_benchmark_bringup = wbm_bringup.ros.benchmark_bringup:main",
             "wbm_benchmark_push = wbm_bringup.benchmarks.push:main",
+            "wbm_benchmark_soak = wbm_bringup.ros.benchmark_soak:main",
+            "wbm_benchmark_launches = wbm_bringup.ros.benchmark_launches:main",
         ]
     },
 )

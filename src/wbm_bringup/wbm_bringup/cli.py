@@ -120,6 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     except WbmError as error:
         print(f"wbm: error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        # Ctrl-C before the processes started (e.g. during the pre-flight checks): a normal stop.
+        print("wbm: interrupted before the launch started", file=sys.stderr)
+        return 0
     return 0
 
 

@@ -10,6 +10,8 @@ questions:
   stamp has arrived; exactly once per stamp, never for a partial or a repeated one;
 - the wall-clock watchdog: under sim time the control loop stops with ``/clock`` when the robot
   side dies, so silence of ``joint_states`` in wall time (a monotonic clock) is watched too;
+- a restart of the robot's time (:meth:`ControllerInputs.restart`, when the joint state guard,
+  :class:`~wbm_control.joint_state_guard.JointStateGuard`, sees the stamps go back to 0);
 - the readings of a control step (:class:`~wbm_description.robot_io.RobotReadings`) and, in
   tests, the ground-truth state.
 
@@ -144,6 +146,15 @@ class ControllerInputs:
             np.concatenate([base_q, self.joint_positions]),
             np.concatenate([base_v, self.joint_velocities]),
         )
+
+    def restart(self) -> None:
+        """The robot's time restarted: forget the stamps (the latest values stay until replaced).
+
+        With trigger ``"inputs"`` the next complete stamp is due, whatever stamps came before.
+        """
+        self._stamps.clear()
+        self._answered_stamp = None
+        self.ground_truth = None
 
     def _arrived(self, name: str, time: float, stamp: int) -> bool:
         """Note an input; with trigger "inputs", whether its stamp completes a new sample."""

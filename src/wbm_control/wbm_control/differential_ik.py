@@ -15,6 +15,14 @@ pink's formulas (frame task: error log6(T_frame^-1 T_target) and Jacobian -Jlog6
 posture; configuration and velocity limits), from one kinematics pass, without pink's per-step
 ``Configuration`` and its repeated CoM passes; :meth:`DifferentialIK.build_with_pink` is pink's
 own ``build_ik``, the reference the tests compare it with (same matrices to rounding).
+
+Convergence: the step is only as good as the QP's solution. qpsolvers' default tolerances for
+ProxQP (1e-3 class) leave steps that stall or fail on active velocity and position limits (a
+2-link arm reaching a reachable point ended 0.63 m off after 300 steps), so the default solver
+options are tight (:data:`DEFAULT_SOLVER_OPTIONS`: absolute 1e-9, no relative tolerance), and a
+step whose solver fails is solved again by :data:`FALLBACK_SOLVER` (an exact dense active-set
+method) before :class:`~wbm_control.exceptions.NoSolutionFound` is raised;
+:attr:`DifferentialIK.fallbacks` counts those steps.
 """
 
 from __future__ import annotations
@@ -35,6 +43,14 @@ from wbm_description.exceptions import NameNotFound
 
 LOCAL = pin.ReferenceFrame.LOCAL
 POSITION = pin.KinematicLevel.POSITION
+
+DEFAULT_SOLVER_OPTIONS: dict[str, dict[str, float]] = {
+    "proxqp": {"eps_abs": 1e-9, "eps_rel": 0.0},
+}
+"""Solver options used unless given (per qpsolvers backend): tight enough to converge."""
+
+FALLBACK_SOLVER = "quadprog"
+"""The backend that solves a step again when the configured one fails (if installed)."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +87,11 @@ class DifferentialIK:
             that one step may cover.
         damping: Tikhonov damping of dq [cost^2 / rad^2].
         solver: qpsolvers backend.
-        solver_options: Keyword arguments of the backend (e.g. ``eps_abs``).
+        solver_options: Keyword arguments of the backend (e.g. ``eps_abs``); None: the
+            backend's entry of :data:`DEFAULT_SOLVER_OPTIONS`, if any.
+
+    Attributes:
+        fallbacks: Steps solved by :data:`FALLBACK_SOLVER` after the solver failed.
     """
 
     def __init__(
@@ -92,7 +112,10 @@ class DifferentialIK:
         self.model = pin.Model(model)
         self.data = self.model.createData()
         self.solver = solver
-        self.solver_options = dict(solver_options or {})
+        if solver_options is None:
+            solver_options = DEFAULT_SOLVER_OPTIONS.get(solver, {})
+        self.solver_options = dict(solver_options)
+        self.fallbacks = 0
         self.damping = float(damping)
         floating = self.model.joints[1].nq == 7 if self.model.njoints > 1 else False
         self.base_dofs = 6 if floating else 0
@@ -275,11 +298,21 @@ class DifferentialIK:
         """
         problem = self.build(q, dt)
         result = qpsolvers.solve_problem(problem, solver=self.solver, **self.solver_options)
-        if not result.found or result.x is None or not np.isfinite(result.x).all():
-            raise NoSolutionFound("ik", f"qpsolvers/{self.solver} found={result.found}")
-        return result.x / dt
+        if _solved(result):
+            return result.x / dt
+        if self.solver != FALLBACK_SOLVER and FALLBACK_SOLVER in qpsolvers.available_solvers:
+            fallback = qpsolvers.solve_problem(problem, solver=FALLBACK_SOLVER)
+            if _solved(fallback):
+                self.fallbacks += 1
+                return fallback.x / dt
+        raise NoSolutionFound("ik", f"qpsolvers/{self.solver} found={result.found}")
 
     def step(self, q: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
         """One IK step: (next configuration q + v dt on the manifold, velocity v)."""
         v = self.solve(q, dt)
         return pin.integrate(self.model, np.asarray(q, dtype=float), v * dt), v
+
+
+def _solved(result: qpsolvers.Solution) -> bool:
+    """Whether a qpsolvers result holds a finite solution."""
+    return bool(result.found) and result.x is not None and bool(np.all(np.isfinite(result.x)))

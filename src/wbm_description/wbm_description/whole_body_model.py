@@ -76,6 +76,39 @@ def _representation(value: Representation | str) -> Representation:
         raise InputError("representation", "'mixed' or 'body'", value) from None
 
 
+
+def check_depth_first(model: pin.Model, source: Path | str | None = None) -> None:
+    """Refuse a Pinocchio model whose joints are not numbered depth-first.
+
+    Pinocchio's recursive algorithms (crba, aba, ...) assume every joint's subtree is numbered
+    contiguously from the joint on (the order a URDF parser produces). A hand-made model whose
+    joints were added breadth-first breaks that assumption silently: its mass matrix is wrong.
+    Such a model is refused (rebuild it adding each joint's children right after it).
+
+    Args:
+        model: The model.
+        source: Where it came from, for the message (default ``<model>``).
+
+    Raises:
+        UrdfError: A joint whose subtree is not contiguous, named with the joint that breaks it.
+    """
+    parents = model.parents
+    for joint in range(1, model.njoints):
+        # Depth-first: the parent of each joint is the previous joint or one of its ancestors.
+        ancestor = joint - 1
+        while ancestor > parents[joint]:
+            ancestor = parents[ancestor]
+        if ancestor != parents[joint]:
+            raise UrdfError(
+                source or "<model>",
+                f"joint '{model.names[joint]}' (index {joint}, child of "
+                f"'{model.names[parents[joint]]}')",
+                "joints numbered depth-first: each joint's children and their subtrees right "
+                "after it, as the URDF parser builds them (Pinocchio's algorithms assume it)",
+                f"it comes after '{model.names[joint - 1]}', outside its parent's subtree",
+            )
+
+
 class WholeBodyModel:
     """A floating- or fixed-base robot model with the WBM-Library's computations.
 
@@ -110,6 +143,7 @@ class WholeBodyModel:
         servo_kd: np.ndarray | None = None,
         urdf_floating_root: FloatingRootJoint | None = None,
     ):
+        check_depth_first(model, urdf_path)
         self.model = model
         self.config = config
         self.floating_base = floating_base

@@ -5,6 +5,13 @@ edge) and give any of position, velocity and effort for them. :class:`HeldComman
 update into one command for every joint: the joints an update names take its values, a field the
 update leaves out (None: the message's array was empty) becomes "not commanded" (NaN) for those
 joints, and the joints it does not name keep what they had.
+
+Servo law and effort limits: each joint's torque is ``tau = effort + kp (position - q) +
+kd (velocity - dq)`` (each term where commanded), clipped to the joint's torque limit. A
+feed-forward ``effort`` beyond the torque limit is not a command a controller means (a
+controller keeps its torques within the limits): :func:`check_effort_limits` refuses the whole
+update, naming the joint, so the robot keeps the last valid command instead of spending a
+control period at full torque.
 """
 
 from __future__ import annotations
@@ -13,7 +20,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from wbm_description.exceptions import InputError
 from wbm_description.robot_io import JointCommand
+
+EFFORT_LIMIT_TOLERANCE = 1e-6
+"""Relative slack on the torque limits (a controller clipping to them in float64) [-]."""
 
 
 @dataclass(frozen=True)
@@ -62,4 +73,36 @@ class HeldCommand:
         return JointCommand(self.position.copy(), self.velocity.copy(), self.effort.copy())
 
 
-__all__ = ["CommandUpdate", "HeldCommand"]
+def check_effort_limits(
+    update: CommandUpdate, torque_limits: np.ndarray, joint_names: tuple[str, ...] | list[str]
+) -> None:
+    """Refuse an update whose feed-forward effort exceeds a joint's torque limit.
+
+    Args:
+        update: The update (model indices).
+        torque_limits: Torque limit per joint [N m], (ndof,), model order; a limit that is not
+            finite and positive means unlimited.
+        joint_names: Joint names in model order (for the message).
+
+    Raises:
+        InputError: The first joint whose |effort| exceeds its limit (by more than
+            :data:`EFFORT_LIMIT_TOLERANCE`), with the value and the limit.
+    """
+    if update.effort is None:
+        return
+    limits = np.asarray(torque_limits, dtype=float)[update.indices]
+    limited = np.isfinite(limits) & (limits > 0.0)
+    over = limited & (np.abs(update.effort) > limits * (1.0 + EFFORT_LIMIT_TOLERANCE))
+    if not over.any():
+        return
+    k = int(np.flatnonzero(over)[0])
+    joint = joint_names[int(update.indices[k])]
+    raise InputError(
+        f"effort[{joint}]",
+        f"|effort| <= the torque limit {limits[k]:g} N m "
+        f"({int(over.sum())} joint(s) over their limits)",
+        f"{update.effort[k]:g}",
+    )
+
+
+__all__ = ["EFFORT_LIMIT_TOLERANCE", "CommandUpdate", "HeldCommand", "check_effort_limits"]

@@ -44,8 +44,10 @@ class RobotInterfaceSettings(Settings):
         world_frame: Frame of the ground truth odometry.
         hold_posture_at_start: At start and after a reset, the servos hold the robot config's
             initial posture (position references plus the static torques of standing on its
-            soles as feed-forward) until a controller commands; otherwise nothing is commanded
-            and the robot is limp.
+            soles as feed-forward) from the first simulated instant until a controller
+            commands (the default, on every backend); false: nothing is commanded and the robot
+            is limp until then (in realtime pacing it sags, and may fall, before the controller
+            connects).
         noise: Sensor noise added to a simulated robot's readings (any engine; off by default).
         seed: Seed of the noise generator (runs with the same seed read the same noise).
     """
@@ -77,7 +79,7 @@ class RobotInterfaceSettings(Settings):
     push_duration: float = setting(0.1, gt=0.0, unit="s", doc="duration of an apply_wrench push")
     world_frame: str = setting("world", nonempty=True, doc="frame of ground_truth/odom")
     hold_posture_at_start: bool = setting(
-        False, doc="servos hold the initial posture until a controller commands"
+        True, doc="servos hold the initial posture until a controller commands"
     )
     noise: NoiseSettings = setting(default_factory=NoiseSettings)
     seed: int = setting(0, ge=0, doc="seed of the sensor noise generator")

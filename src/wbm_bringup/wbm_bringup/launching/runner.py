@@ -2,7 +2,10 @@
 
 Each process runs in its own process group. Ctrl-C (SIGINT) or SIGTERM to the launcher is
 forwarded as SIGINT to every process; those still alive after ``grace`` seconds get SIGTERM, then
-SIGKILL. The launch ends when every process has exited, or when a required process
+SIGKILL. Processes start with SIGINT ignored (:func:`_ignore_interrupts`): a Python node only
+handles it once rclpy installs its handler (``rclpy.init``), so a Ctrl-C that lands while it is
+still importing its modules does not print a ``KeyboardInterrupt`` traceback; it ends at the
+SIGTERM that follows. The launch ends when every process has exited, or when a required process
 (``on_exit: shutdown``) exits, which shuts the others down the same way.
 
 The launch's exit code: 0 after Ctrl-C or SIGTERM, or when a required process ended with 0 (the
@@ -39,6 +42,11 @@ def describe_exit(code: int) -> str:
             name = f"signal {-code}"
         return f"was killed by {name}"
     return f"exited with code {code}"
+
+
+def _ignore_interrupts() -> None:
+    """In a child before it executes its program: start with SIGINT ignored (module docstring)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class LaunchRunner:
@@ -88,6 +96,7 @@ class LaunchRunner:
                 text=True,
                 bufsize=1,
                 start_new_session=True,
+                preexec_fn=_ignore_interrupts,
             )
             self.children.append(child)
             self.say(f"started {spec.label} [pid {child.pid}]")

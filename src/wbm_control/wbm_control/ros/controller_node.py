@@ -16,6 +16,18 @@ the log says about the safe hold). Trigger ``timer``: a step every 1/control_rat
 under use_sim_time); ``inputs``: one step per robot sample, once joint_states, imu and every F/T
 sensor of the same stamp have arrived (a lockstep simulator advances only when answered).
 
+Start: the node commands nothing until its first control step, which starts from the measured
+state (the robot side holds the initial posture until then, ``hold_posture_at_start``), so the
+first command takes over from the robot side's hold without a limp interval.
+
+Joint states are screened first (:class:`~wbm_control.joint_state_guard.JointStateGuard`):
+samples from a second publisher (the publisher GID of the message info), stamped before the
+previous one, or with a joint moving faster than its speed limit allows are ignored (the last
+command stays; a throttled log and a ``wbm_controller/joint_states`` diagnostics status say
+why). A stamp going back to 0 is the robot's time restarting (a simulator's ``reset``): the
+controller core is reset (estimator, contacts, references) and starts again from the measured
+state, while the robot side holds its initial posture.
+
 Safety: inputs older than ``stale_timeout``, joint_states silent for 0.5 s of wall time (the
 robot side gone under sim time), or a failed step switch to the safe command (hold the joints
 with damping) with a log; control resumes by itself when inputs come back. Malformed messages
@@ -30,12 +42,13 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import PointStamped, PoseStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import InvalidTopicNameException
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.subscription import MessageInfo
 from rclpy.validate_topic_name import validate_topic_name
 from sensor_msgs.msg import Imu, JointState
 
@@ -43,8 +56,10 @@ from wbm_control.controller import WholeBodyController
 from wbm_control.controller_inputs import ControllerInputs, stale_reason, wrench_input
 from wbm_control.controller_settings import ControllerSettings
 from wbm_control.exceptions import TargetRejected
+from wbm_control.joint_state_guard import JointStateGuard, Screening
 from wbm_control.ros.messages import (
     command_message,
+    diagnostics_array,
     diagnostics_message,
     imu_from_message,
     joint_state_from_message,
@@ -69,6 +84,7 @@ from wbm_description.whole_body_model import WholeBodyModel
 DIAGNOSTICS_RATE = 20.0  # [Hz], about
 WATCHDOG_PERIOD = 0.1  # [s] of wall time
 WATCHDOG_KIND = "no joint_states (wall clock)"  # the watchdog's reasons, for the log
+GUARD_REPORT_PERIOD = 1.0  # [s] of wall time between joint_states diagnostics reports
 
 
 class ControllerNode(WbmNode):
@@ -88,6 +104,12 @@ class ControllerNode(WbmNode):
             trigger=self.settings.trigger,
         )
         self.safe_hold = SafeHold()
+        pin_model = self.model.model
+        self.joint_state_guard = JointStateGuard(
+            pin_model.velocityLimit[pin_model.nv - self.model.ndof :],
+            self.model.joint_names,
+        )
+        self._last_guard_report = -float("inf")
         self.base_frame = robot.base_link
         self._steps = 0
         self._diagnostics_every = max(1, round(self.settings.control_rate / DIAGNOSTICS_RATE))
@@ -134,7 +156,7 @@ class ControllerNode(WbmNode):
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
 
-    def _on_joint_states(self, message: JointState) -> None:
+    def _on_joint_states(self, message: JointState, info: MessageInfo) -> None:
         try:
             positions, velocities, efforts = joint_state_from_message(
                 message, self.model.joint_indices, self.model.ndof
@@ -142,16 +164,49 @@ class ControllerNode(WbmNode):
         except WbmError as error:
             self.throttled.warning("joint_states", f"dropped joint_states: {error}")
             return
-        due = self.inputs.set_joint_states(
+        stamp = stamp_nanoseconds(message.header.stamp)
+        wall_time = time.monotonic()
+        gid = info.get("publisher_gid") if info else None
+        screening = self.joint_state_guard.screen(
             positions,
-            velocities,
-            efforts,
-            time=self._now(),
-            stamp=stamp_nanoseconds(message.header.stamp),
-            wall_time=time.monotonic(),
+            stamp=stamp,
+            wall_time=wall_time,
+            publisher=bytes(gid["data"]) if gid else None,
+        )
+        if not screening.accepted:
+            self._report_joint_states(screening, wall_time)
+            return
+        if screening.restart:
+            self._restart(screening)
+        due = self.inputs.set_joint_states(
+            positions, velocities, efforts, time=self._now(), stamp=stamp, wall_time=wall_time
         )
         if due:
             self._control_step()
+
+    def _report_joint_states(self, screening: Screening, wall_time: float) -> None:
+        """Log (throttled) and report in diagnostics a rejected joint state sample."""
+        self.throttled.warning(f"joint_states:{screening.kind}", screening.reason)
+        if wall_time - self._last_guard_report < GUARD_REPORT_PERIOD:
+            return
+        self._last_guard_report = wall_time
+        counts = {f"rejected/{k}": str(n) for k, n in self.joint_state_guard.rejected.items()}
+        self.diagnostics_publisher.publish(
+            diagnostics_array(
+                "wbm_controller/joint_states",
+                DiagnosticStatus.WARN,
+                screening.reason,
+                counts,
+                self._now(),
+            )
+        )
+
+    def _restart(self, screening: Screening) -> None:
+        """The robot's time restarted (or its publisher changed): start again from its state."""
+        self.get_logger().warning(screening.reason)
+        self.controller.reset()
+        self.inputs.restart()
+        self._log(self.safe_hold.leave())
 
     def _on_imu(self, message: Imu) -> None:
         try:
@@ -249,8 +304,8 @@ class ControllerNode(WbmNode):
     def _on_watchdog(self) -> None:
         """Hold and report when joint_states stopped arriving (wall clock), e.g. no simulator."""
         reason = self.inputs.watchdog(time.monotonic())
-        if reason is None:
-            return
+        if reason is None or not self.controller.started:
+            return  # before its first step the robot side holds the posture: do not override it
         now = self._now()
         self._hold(reason, now, kind=WATCHDOG_KIND)
         self.diagnostics_publisher.publish(diagnostics_message(self.controller.status, now))
@@ -259,7 +314,7 @@ class ControllerNode(WbmNode):
         now = self._now()
         stale = self.inputs.stale(now)
         if stale:
-            if self.inputs.has_joint_states or self.controller.started:
+            if self.controller.started:
                 self._hold(stale_reason(stale), now)
             else:
                 self.throttled.warning("waiting", f"waiting for inputs: {', '.join(stale)}")

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
+from rclpy._rclpy_pybind11 import RCLError
 from rclpy.exceptions import ParameterException
 from rclpy.executors import (
     ExternalShutdownException,
@@ -216,6 +217,8 @@ def run_node(
             rclpy.logging.get_logger(program).fatal(f"cannot start: {error}")
             print(f"{program}: error: {error}", file=sys.stderr, flush=True)
             return EXIT_STARTUP_ERROR
+        if not rclpy.ok():
+            return 0  # Ctrl-C while the node was being built: rclpy shut the context down
         spinner = SingleThreadedExecutor() if executor == "single" else MultiThreadedExecutor()
         spinner.add_node(node)
         try:
@@ -232,6 +235,12 @@ def run_node(
         return 0
     except (KeyboardInterrupt, ExternalShutdownException):
         return 0  # Ctrl-C while the node was being built
+    except RCLError:
+        # Ctrl-C while the node was being built: rclpy's signal handler shut the context down
+        # and the next rclpy call failed on it. Any other RCLError is a real failure.
+        if rclpy.ok():
+            raise
+        return 0
     finally:
         if node is not None:
             with contextlib.suppress(Exception):

@@ -22,7 +22,10 @@ as possible, lockstep, pause, divergence, the command watchdog) is the pacing lo
 (:class:`~wbm_dynamics.pacing.PacingLoop`); this node converts messages and calls it.
 
 Bad messages (unknown joint, length mismatch, NaN or inf, unknown link) are logged (throttled)
-and dropped; the last valid command stays.
+and dropped; the last valid command stays. A ``joint_commands`` message with an effort beyond a
+joint's torque limit (the robot config's ``joint_limits.torque``) is rejected the same way, as a
+whole: the servo law ``tau = effort + kp (position - q) + kd (velocity - dq)`` clips the torque
+to the limit, so such a message would otherwise spend a control period at full torque.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy._rclpy_pybind11 import RCLError
@@ -84,6 +88,8 @@ class RobotInterfaceNode(WbmNode):
         description = self.backend.description
         self.description = description
         self._joint_index = {name: i for i, name in enumerate(description.joint_names)}
+        limits = dict(zip(model.joint_names, model.torque_limits, strict=True))
+        self._torque_limits = np.array([limits[name] for name in description.joint_names])
         noise = settings.noise
         self._imu_variances = (
             noise.imu_orientation**2,
@@ -222,7 +228,7 @@ class RobotInterfaceNode(WbmNode):
 
     def _on_command(self, message: JointState) -> None:
         try:
-            update = command_update(message, self._joint_index)
+            update = command_update(message, self._joint_index, self._torque_limits)
         except WbmError as error:
             self.throttled.warning(
                 f"joint_commands:{error}",

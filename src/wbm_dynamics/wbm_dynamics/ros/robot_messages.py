@@ -17,7 +17,7 @@ from wbm_description.ros.messages import (
     time_from_seconds,
     wrench_message,
 )
-from wbm_dynamics.held_command import CommandUpdate
+from wbm_dynamics.held_command import CommandUpdate, check_effort_limits
 
 
 def clock_message(seconds: float) -> Clock:
@@ -66,14 +66,31 @@ def wrench_stamped_message(
     return message
 
 
-def command_update(message: JointState, joint_index: dict[str, int]) -> CommandUpdate:
+def command_update(
+    message: JointState,
+    joint_index: dict[str, int],
+    torque_limits: np.ndarray | None = None,
+) -> CommandUpdate:
     """The command a ``joint_commands`` message gives (any subset of joints, by name).
 
     An array sent empty means "not commanded" for the joints the message names (see
     :class:`~wbm_dynamics.held_command.HeldCommand`).
 
+    Args:
+        message: The message.
+        joint_index: Joint name to its index (model order).
+        torque_limits: Torque limit per joint [N m] in that order; None: not checked.
+
     Raises:
-        InputError: Unknown or repeated joint, array length mismatch, NaN or inf.
+        InputError: Unknown or repeated joint, array length mismatch, NaN or inf, or an effort
+            beyond a joint's torque limit (:func:`~wbm_dynamics.held_command.
+            check_effort_limits`).
     """
     arrays = joint_arrays_from_message(message, joint_index, require_all=False)
-    return CommandUpdate(arrays.indices, arrays.position, arrays.velocity, arrays.effort)
+    update = CommandUpdate(arrays.indices, arrays.position, arrays.velocity, arrays.effort)
+    if torque_limits is not None:
+        names = [""] * len(joint_index)
+        for name, index in joint_index.items():
+            names[index] = name
+        check_effort_limits(update, torque_limits, names)
+    return update

@@ -1,0 +1,148 @@
+"""``wbm_benchmark_launches``: launch the default simulation bringup N times; does it stand?
+
+Each launch starts ``launch/sim.launch.yaml`` with its defaults (realtime pacing) through
+``wbm launch``'s runner, on our simulator or on MuJoCo (``--robot-side``, ``both`` alternates),
+while ``--load`` processes spin a core each (``while True: pass``), records the true base
+height (``ground_truth/odom``) for ``--sim-seconds`` of simulated time, and stops it with
+SIGINT. A launch stands when the base height stays within ``--tolerance`` (1 cm) of its value
+at t = 0 (the initial posture on the ground). It prints one row per launch (largest deviation,
+final deviation, wall time to start and to finish, exit code) and the count that stood; exit
+code 1 unless all did.
+
+Run: ``wbm_benchmark_launches --launches 20 --load 1``
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import rclpy
+from nav_msgs.msg import Odometry
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+
+from wbm_bringup.launching import LaunchRunner, plan_launch
+from wbm_bringup.share import launch_file
+
+TRACEBACK = re.compile(r"Traceback \(most recent call last\)|Exception in '")
+
+
+def one_launch(
+    launch: Path, robot_side: str, *, sim_seconds: float, timeout: float
+) -> dict[str, float | int | bool]:
+    """One launch, measured (see the module docstring)."""
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node("launches_benchmark_probe", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    poses: list[tuple[float, float]] = []
+    clock = [0.0]
+    qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+
+    def on_odom(message: Odometry) -> None:
+        stamp = message.header.stamp
+        poses.append((stamp.sec + 1e-9 * stamp.nanosec, message.pose.pose.position.z))
+
+    def on_clock(message: Clock) -> None:
+        clock[0] = message.clock.sec + 1e-9 * message.clock.nanosec
+
+    node.create_subscription(Odometry, "ground_truth/odom", on_odom, qos)
+    node.create_subscription(Clock, "/clock", on_clock, qos)
+    plan = plan_launch(launch, {"robot_side": robot_side})
+    log = io.StringIO()
+    runner = LaunchRunner(plan.processes, stream=log)
+    start = time.monotonic()
+    first_pose = None
+    try:
+        runner.start()
+        deadline = start + timeout
+        while clock[0] < sim_seconds and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.02)
+            if first_pose is None and poses:
+                first_pose = time.monotonic() - start
+            if any(child.poll() is not None for child in runner.children):
+                break
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.shutdown(context=context)
+        runner.request_stop()
+        code = runner.wait()
+    wall = time.monotonic() - start
+    samples = np.array([z for t, z in poses if t <= sim_seconds])
+    complete = clock[0] >= sim_seconds and len(samples) > 10 and poses[0][0] < 0.05
+    deviation = np.abs(samples - samples[0]) if len(samples) else np.array([np.inf])
+    return {
+        "complete": complete,
+        "max_deviation": float(deviation.max()),
+        "final_deviation": float(deviation[-1]),
+        "first_pose": first_pose if first_pose is not None else float("nan"),
+        "wall": wall,
+        "code": code,
+        "traceback": bool(TRACEBACK.search(log.getvalue())),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``wbm_benchmark_launches``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--launches", type=int, default=20)
+    parser.add_argument("--robot-side", default="both", help="simulator, mujoco or both")
+    parser.add_argument("--load", type=int, default=1, help="CPU-spinning processes beside")
+    parser.add_argument("--sim-seconds", type=float, default=4.0, help="[s of sim time]")
+    parser.add_argument("--tolerance", type=float, default=0.01, help="[m]")
+    parser.add_argument("--timeout", type=float, default=180.0, help="per launch [s of wall]")
+    parser.add_argument("--launch-file", type=Path, default=None)
+    args = parser.parse_args(argv)
+    launch = args.launch_file or launch_file("sim.launch.yaml")
+    sides = ["simulator", "mujoco"] if args.robot_side == "both" else [args.robot_side]
+    loads = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.load)
+    ]
+    header = (
+        f"{'launch':>6}  {'robot side':<10}{'max dev [mm]':>13}{'final [mm]':>11}"
+        f"{'1st pose [s]':>13}{'wall [s]':>9}{'exit':>5}  result"
+    )
+    print(f"{args.load} CPU load process(es) beside; {args.sim_seconds:g} s of sim time each")
+    print(header)
+    print("-" * len(header), flush=True)
+    stood = 0
+    try:
+        for k in range(args.launches):
+            side = sides[k % len(sides)]
+            row = one_launch(launch, side, sim_seconds=args.sim_seconds, timeout=args.timeout)
+            ok = (
+                row["complete"]
+                and row["max_deviation"] < args.tolerance
+                and row["code"] == 0
+                and not row["traceback"]
+            )
+            stood += ok
+            result = "stood" if ok else ("INCOMPLETE" if not row["complete"] else "FAILED")
+            if row["traceback"]:
+                result += " (traceback)"
+            print(
+                f"{k + 1:>6}  {side:<10}{1e3 * row['max_deviation']:>13.2f}"
+                f"{1e3 * row['final_deviation']:>11.2f}{row['first_pose']:>13.1f}"
+                f"{row['wall']:>9.1f}{row['code']:>5}  {result}",
+                flush=True,
+            )
+    finally:
+        for load in loads:
+            load.kill()
+            load.wait()
+    print(f"{stood} of {args.launches} launches stood within {args.tolerance * 1e3:g} mm")
+    return 0 if stood == args.launches else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
