@@ -81,7 +81,8 @@ def test_a_urdf_that_is_not_xml_is_refused_before_any_node_starts(robot_with_a_b
         launch.output,
     ), launch.output[-3000:]
     assert "Traceback" not in launch.output, launch.output[-3000:]
-    assert not re.search(r"^\[(controller|state_publisher|robot_interface)\] ", launch.output, re.M)
+    node_line = r"^\[(controller|state_publisher|robot_interface)\] "
+    assert not re.search(node_line, launch.output, re.M), launch.output[-3000:]
 
 
 def test_a_urdf_the_nodes_cannot_read_ends_the_launch(robot_with_a_broken_urdf):
