@@ -303,7 +303,11 @@ class WholeBodyController:
         status.zmp_measured = zmp_from_ft(estimate.foot_wrenches_world)
         ground = self.contacts.ground_height()
         status.zmp_estimated = self.zmp_estimator.update(
-            estimate.q, estimate.v, self._time, ground_height=ground
+            estimate.q,
+            estimate.v,
+            self._time,
+            ground_height=ground,
+            still_frames=[self.contacts.sole(name).frame for name in estimate.loaded_soles],
         ).zmp
         if self.contact_estimator is not None:
             self.contact_estimate = self.contact_estimator.update(

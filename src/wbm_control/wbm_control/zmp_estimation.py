@@ -13,14 +13,19 @@ tau_c,O = dL_O/dt - c x m g, and the ZMP (= centre of pressure on flat ground) i
 the ground plane about which its horizontal moment vanishes (:func:`center_of_pressure`).
 The momentum rate is the finite difference of the momentum of successive estimates (p and L_O are
 about fixed points, so differencing them is exact up to the sampling), low-pass filtered: the
-estimated velocities carry the estimator's noise, which differentiation amplifies. Standing
-still the rate is zero and the ZMP is the CoM's ground projection (the static closed form).
+estimated velocities carry the estimator's noise, which differentiation amplifies. A base
+estimator filters its base velocity, and that filter's lag would pass on to the ZMP: given the
+frames held still (the soles in contact), the base linear velocity is re-solved from them
+unfiltered (J_frame,lin v = 0, least squares), so the momentum follows from the joint velocities
+and the gyro alone. Standing still the rate is zero and the ZMP is the CoM's ground projection
+(the static closed form).
 
 Frames: world (z up), metres, seconds, newtons.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +34,8 @@ import pinocchio as pin
 from wbm_control.exceptions import InputError
 from wbm_description.support_geometry import center_of_pressure
 from wbm_description.whole_body_model import WholeBodyModel
+
+_LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 
 
 @dataclass(frozen=True)
@@ -101,8 +108,31 @@ class ZmpEstimator:
         torque = momentum_rate[3:] - np.cross(com, weight)
         return np.concatenate([force, torque])
 
+    def base_velocity_holding(
+        self, q: np.ndarray, v: np.ndarray, frames: Sequence[str]
+    ) -> np.ndarray:
+        """The velocity with its base linear part re-solved so that ``frames`` do not move."""
+        v = np.array(v, dtype=float)
+        pin.computeJointJacobians(self.pin_model, self.data, q)
+        pin.updateFramePlacements(self.pin_model, self.data)
+        rows, rhs = [], []
+        for frame in frames:
+            jacobian = pin.getFrameJacobian(
+                self.pin_model, self.data, self.model.frame_id(frame), _LWA
+            )[:3]
+            rows.append(jacobian[:, :3])
+            rhs.append(-(jacobian[:, 3:] @ v[3:]))
+        v[:3] = np.linalg.lstsq(np.vstack(rows), np.concatenate(rhs), rcond=None)[0]
+        return v
+
     def update(
-        self, q: np.ndarray, v: np.ndarray, time: float, *, ground_height: float = 0.0
+        self,
+        q: np.ndarray,
+        v: np.ndarray,
+        time: float,
+        *,
+        ground_height: float = 0.0,
+        still_frames: Sequence[str] = (),
     ) -> ZmpEstimate:
         """The estimate at one state.
 
@@ -111,10 +141,14 @@ class ZmpEstimator:
             v: Velocity (nv,), Pinocchio layout (base twist in base axes).
             time: Time of the state [s].
             ground_height: Height of the ground plane [m].
+            still_frames: Frames held still (the soles in contact); when given, the base linear
+                velocity is re-solved from them (see the module docstring).
         """
-        momentum, com = self.momentum_about_origin(
-            np.asarray(q, dtype=float), np.asarray(v, dtype=float)
-        )
+        q = np.asarray(q, dtype=float)
+        v = np.asarray(v, dtype=float)
+        if still_frames:
+            v = self.base_velocity_holding(q, v, still_frames)
+        momentum, com = self.momentum_about_origin(q, v)
         if self._momentum is not None and self._time is not None and time > self._time:
             dt = time - self._time
             rate = (momentum - self._momentum) / dt
