@@ -110,3 +110,29 @@ def test_bad_arguments_are_named(g1):
     q = g1.initial_configuration()
     with pytest.raises(InputError, match="efforts"):
         estimator.update(q, np.zeros(g1.nv), FEET, efforts=np.full(g1.ndof, np.nan))
+
+
+def test_the_base_estimator_anchors_and_releases_soles_on_estimated_loads(g1):
+    """Soles without F/T sensors: the loads given to the base estimator (the contact estimate's)
+    release and re-anchor them with the thresholds used for F/T loads (40 N / 20 N)."""
+    from dataclasses import replace
+
+    from control_helpers import readings_from_state
+
+    from wbm_control.base_estimator import BaseEstimator
+
+    estimator = BaseEstimator(g1, initial_soles=FEET)
+    q = g1.initial_configuration()
+    readings = readings_from_state(g1, q, np.zeros(g1.nv), {})
+    both = estimator.update(readings, {"left_foot": 160.0, "right_foot": 160.0})
+    assert both.loaded_soles == FEET
+    anchors = estimator.anchors
+    one = estimator.update(replace(readings, time=0.002), {"left_foot": 5.0, "right_foot": 320.0})
+    assert one.loaded_soles == ("right_foot",)
+    # The base is where the right sole's anchor puts it: the true base (1e-12 m, round-off).
+    np.testing.assert_allclose(one.q[:3], q[:3], atol=1e-12)
+    again = estimator.update(
+        replace(readings, time=0.004), {"left_foot": 100.0, "right_foot": 220.0}
+    )
+    assert again.loaded_soles == FEET
+    np.testing.assert_allclose(estimator.anchors["left_foot"], anchors["left_foot"], atol=1e-12)
