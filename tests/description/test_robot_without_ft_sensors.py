@@ -36,8 +36,10 @@ def test_markers_show_the_com_and_nothing_measured(g1: WholeBodyModel, random_st
             shapes[("com_ground", 0)].points[0], [com[0], com[1], 0.0], atol=1e-15
         )
         assert shapes[("com", 0)].visible and shapes[("com_ground", 0)].visible
-        # Nothing measured: no CoP, no contact force arrows (phase 2 of issue 14 estimates the
-        # CoP from the model's dynamics instead).
-        assert scene.cop is None and not shapes[("cop", 0)].visible
+        # Nothing measured: the CoP is the quasi-static estimate, the CoM's ground projection
+        # (1e-15: the same numbers), under its own namespace; no measured CoP, no force arrows.
+        assert scene.cop_estimated and ("cop", 0) not in shapes
+        np.testing.assert_allclose(scene.cop, [com[0], com[1], 0.0], atol=1e-15)
+        assert shapes[("cop_estimated", 0)].visible
         assert scene.ground_reactions == {}
         assert not any(m.namespace == "contact_force" for m in scene.markers)

@@ -162,7 +162,7 @@ def test_soles_lie_on_the_bottom_of_the_feet(g1: WholeBodyModel):
     assert g1.config.sole("right_foot").corners().tolist() == sole.corners().tolist()
 
 
-def test_wbm_info_describes_g1():
+def test_wbm_info_describes_g1(g1):
     result = subprocess.run(
         ["wbm", "info", "g1"], capture_output=True, text=True, timeout=120, check=False
     )
@@ -172,6 +172,15 @@ def test_wbm_info_describes_g1():
     assert "floating (pelvis)" in out and "world frame at   left_sole" in out
     assert "F/T" not in out  # no sensors to list
     assert "IMU              frame imu_in_pelvis" in out
+    # Columns padded for the longest joint name (26 characters): every row has its 7 fields and
+    # the header's length (the numbers are right-aligned: each ends where its header does).
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("joint "))
+    rows = lines[header + 1 : header + 30]
+    assert [row.split()[0] for row in rows] == list(g1.joint_names)
+    for row in rows:
+        assert len(row.split()) == 7, row
+    assert len({len(row) for row in rows}) == 1 and len(rows[0]) == len(lines[header]), rows
     robots = subprocess.run(["wbm", "robots"], capture_output=True, text=True, timeout=60)
     assert "g1" in robots.stdout.split()
 

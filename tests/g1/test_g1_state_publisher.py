@@ -164,4 +164,8 @@ def test_com_markers_and_nothing_from_absent_sensors(received, full_model):
     # 1e-9 m: the same CoM formula on the same inertias, round-off only.
     np.testing.assert_allclose([position.x, position.y, position.z], com, atol=1e-9)
     assert markers[("com", 0)].action == Marker.ADD
-    assert markers[("cop", 0)].action == Marker.DELETE  # nothing measured: no CoP shown
+    # Nothing measured: no "cop"; "cop_estimated" at the CoM's ground projection (the quasi-static
+    # ZMP), 1e-9 m as above.
+    assert ("cop", 0) not in markers and markers[("cop_estimated", 0)].action == Marker.ADD
+    cop = markers[("cop_estimated", 0)].pose.position
+    np.testing.assert_allclose([cop.x, cop.y, cop.z], [com[0], com[1], 0.0], atol=1e-9)

@@ -41,34 +41,41 @@ def describe_robot(robot: str) -> str:
         f"DoF              {model.ndof} actuated joints (nq = {model.nq}, nv = {model.nv})",
         f"gravity          {config.gravity.tolist()} m/s^2",
         "",
-        f"{'joint':<20}{'q0 [rad]':>10}{'lower':>9}{'upper':>9}{'tau max':>9}{'kp':>8}{'kd':>7}",
     ]
+    # Columns padded for the longest name (G1's joints are up to 26 characters long).
+    width = max(20, *(len(name) + 2 for name in model.joint_names))
+    lines.append(
+        f"{'joint':<{width}}{'q0 [rad]':>10}{'lower':>9}{'upper':>9}{'tau max':>9}{'kp':>8}"
+        f"{'kd':>7}"
+    )
     lower, upper = model.joint_position_limits
     for i, name in enumerate(model.joint_names):
         lines.append(
-            f"{name:<20}{model.initial_posture[i]:>10.3f}{lower[i]:>9.3f}{upper[i]:>9.3f}"
+            f"{name:<{width}}{model.initial_posture[i]:>10.3f}{lower[i]:>9.3f}{upper[i]:>9.3f}"
             f"{model.torque_limits[i]:>9.2f}{model.servo_kp[i]:>8.1f}{model.servo_kd[i]:>7.2f}"
         )
     com = model.com_position(q)
     lines += ["", f"initial CoM      {np.round(com, 4).tolist()} m (world)"]
+    names = [s.name for s in config.soles] + [s.name for s in config.ft_sensors]
+    names += [t.name for t in config.tools] + [p.name for p in config.payloads]
+    label = max([11, *(len(name) for name in names)])
     for sole in config.soles:
         corners = [model.frame_placement(q, sole.frame).act(c) for c in sole.corners()]
         xy = np.round(np.array(corners)[:, :2], 3).tolist()
-        lines.append(f"sole {sole.name:<11} frame {sole.frame}, corners (x, y) {xy}")
+        lines.append(f"sole {sole.name:<{label}} frame {sole.frame}, corners (x, y) {xy}")
     for sensor in config.ft_sensors:
         position = model.frame_placement(q, sensor.frame).translation
-        lines.append(
-            f"F/T {sensor.name:<12} frame {sensor.frame} at {np.round(position, 4).tolist()}"
-        )
+        at = np.round(position, 4).tolist()
+        lines.append(f"F/T {sensor.name:<{label + 1}} frame {sensor.frame} at {at}")
     if config.imu_frame:
         position = model.frame_placement(q, config.imu_frame).translation
         lines.append(
             f"IMU              frame {config.imu_frame} at {np.round(position, 4).tolist()}"
         )
     for tool in config.tools:
-        lines.append(f"tool {tool.name:<11} on {tool.link}")
+        lines.append(f"tool {tool.name:<{label}} on {tool.link}")
     for payload in config.payloads:
-        lines.append(f"payload {payload.name:<8} {payload.mass} kg on {payload.link}")
+        lines.append(f"payload {payload.name:<{label - 3}} {payload.mass} kg on {payload.link}")
     if model.floating_base and len(config.soles) >= 1:
         feet = [sole.frame for sole in config.soles]
         reference = {frame: model.frame_placement(q, frame) for frame in feet}

@@ -173,8 +173,16 @@ class BaseEstimator:
         quaternion.normalize()
         return quaternion
 
-    def update(self, readings: RobotReadings) -> BaseEstimate:
+    def update(
+        self, readings: RobotReadings, sole_loads: Mapping[str, float] | None = None
+    ) -> BaseEstimate:
         """Estimate the base state from one sample of the robot's sensors.
+
+        Args:
+            readings: The robot's sensors.
+            sole_loads: Sole name to its load (normal force) [N] from another source (the
+                contact estimate, :mod:`wbm_control.contact_estimation`), used for the soles
+                without an F/T sensor; an F/T reading wins where there is one.
 
         Raises:
             InputError: No IMU reading, or non-finite values.
@@ -212,6 +220,9 @@ class BaseEstimator:
             for sole, sensor in self.sensor_of_sole.items()
             if sensor in wrenches_at_origin_base
         }
+        for sole, load in (sole_loads or {}).items():
+            if sole not in self.sensor_of_sole:
+                normal_forces[sole] = float(load)
 
         # Release the soles whose load dropped (they may be moving already), then place the base
         # on the soles still anchored, then anchor the newly loaded soles where they are now.

@@ -4,6 +4,9 @@ One :meth:`WholeBodyController.step` per control period:
 
 1. estimate the base state from the IMU, the joint encoders and the foot F/T sensors
    (:mod:`wbm_control.base_estimator`; ground truth only if the caller passes it explicitly);
+   soles without an F/T sensor get their contact state and load from the plan, kinematics and
+   joint torques (:mod:`wbm_control.contact_estimation`, used at the next step), and the ZMP
+   is also estimated from the whole-body dynamics (:mod:`wbm_control.zmp_estimation`);
 2. run the mode's step over the tasks (:mod:`wbm_control.tasks`): the task references (quintic
    trajectories towards the latest targets), the balance feedback (DCM feedback picks the ZMP
    inside the support polygon, :mod:`wbm_control.balance`), then
@@ -29,6 +32,7 @@ import pinocchio as pin
 
 from wbm_control.balance import zmp_from_ft
 from wbm_control.base_estimator import BaseEstimate, BaseEstimator
+from wbm_control.contact_estimation import ContactEstimate, ContactEstimator
 from wbm_control.contacts import ContactSet
 from wbm_control.controller_settings import ControllerSettings
 from wbm_control.controller_status import ControllerStatus
@@ -37,6 +41,7 @@ from wbm_control.feasible_targets import ReachLimit, held_sole_rejection
 from wbm_control.ik_mode import IkMode
 from wbm_control.tasks import FrameTask, TaskSet
 from wbm_control.torque_mode import TorqueMode
+from wbm_control.zmp_estimation import ZmpEstimator
 from wbm_description.robot_io import JointCommand, RobotReadings
 from wbm_description.whole_body_model import WholeBodyModel
 
@@ -105,6 +110,19 @@ class WholeBodyController:
             initial_soles=tuple(settings.initial_contacts),
             velocity_cutoff=estimator.velocity_cutoff or None,
         )
+        # Soles without an F/T sensor: contact state and load estimated (none on iCub).
+        sensorless = [s.name for s in robot.soles if s.name not in self.estimator.sensor_of_sole]
+        self.contact_estimator = (
+            ContactEstimator(
+                model,
+                use_joint_torques=estimator.joint_torques,
+                load_threshold=estimator.load_threshold,
+                unload_threshold=estimator.unload_threshold,
+            )
+            if sensorless
+            else None
+        )
+        self.zmp_estimator = ZmpEstimator(model)
         self.mode: ControlMode = (
             IkMode(model, settings, self.tasks) if settings.mode == "ik" else TorqueMode(model)
         )
@@ -120,6 +138,8 @@ class WholeBodyController:
     def reset(self) -> None:
         """Forget the state: the next step starts from the readings it is given."""
         self.estimator.reset()
+        self.zmp_estimator.reset()
+        self.contact_estimate: ContactEstimate | None = None
         for name in self.contacts.active_names():
             self.contacts.release(name)
         self.tasks.reset()
@@ -296,7 +316,9 @@ class WholeBodyController:
             The joint command (safe hold command when the solve failed; see ``status``).
         """
         start_time = time.perf_counter()
-        estimate = self.estimator.update(readings)
+        estimate = self.estimator.update(
+            readings, None if self.contact_estimate is None else self.contact_estimate.loads
+        )
         self.timings = {"estimator": time.perf_counter() - start_time}
         if ground_truth is not None:
             estimate = BaseEstimate(
@@ -316,6 +338,23 @@ class WholeBodyController:
         status = ControllerStatus(time=self._time, mode=self.settings.mode, estimate=estimate)
         status.active_contacts = tuple(self.contacts.active_names())
         status.zmp_measured = zmp_from_ft(estimate.foot_wrenches_world)
+        ground = self.contacts.ground_height()
+        status.zmp_estimated = self.zmp_estimator.update(
+            estimate.q,
+            estimate.v,
+            self._time,
+            ground_height=ground,
+            still_frames=[self.contacts.sole(name).frame for name in estimate.loaded_soles],
+        ).zmp
+        if self.contact_estimator is not None:
+            self.contact_estimate = self.contact_estimator.update(
+                estimate.q,
+                estimate.v,
+                self.contacts.active_names(),
+                efforts=readings.joint_efforts,
+                ground_height=ground,
+            )
+            status.estimated_contacts = self.contact_estimate.contacts
         self.status = status
         try:
             command = self.mode.step(

@@ -68,6 +68,11 @@ class EstimatorSettings(Settings):
         ge=0.0,
         null=0.0,
     )
+    joint_torques: bool = setting(
+        False,
+        doc="joint_states' effort is the measured joint torque: the loads of soles without an "
+        "F/T sensor are estimated from it (wbm_control.contact_estimation)",
+    )
 
     def check(self) -> None:
         """The release threshold is below the anchoring one."""

@@ -29,7 +29,12 @@ class ControllerStatus:
         com: Estimated CoM [m].
         com_reference: CoM reference [m].
         dcm: Estimated DCM [m].
-        zmp_measured: ZMP from the F/T sensors [m], or None when no foot is loaded.
+        zmp_measured: ZMP from the F/T sensors [m], or None when no foot is loaded (or the
+            robot has no F/T sensors).
+        zmp_estimated: ZMP from the whole-body dynamics (momentum rate of the estimate) [m],
+            or None when the contacts do not push (:mod:`wbm_control.zmp_estimation`).
+        estimated_contacts: Soles estimated in contact, for a robot with soles without F/T
+            sensors (:mod:`wbm_control.contact_estimation`); empty otherwise.
         zmp_command: ZMP chosen by the DCM feedback [m].
         static_margin: Distance of the CoM's ground projection inside the support polygon [m]
             (negative outside: not statically stable).
@@ -51,6 +56,8 @@ class ControllerStatus:
     com_reference: np.ndarray | None = None
     dcm: np.ndarray | None = None
     zmp_measured: np.ndarray | None = None
+    zmp_estimated: np.ndarray | None = None
+    estimated_contacts: tuple[str, ...] = ()
     zmp_command: np.ndarray | None = None
     static_margin: float | None = None
     estimate: BaseEstimate | None = None

@@ -7,7 +7,10 @@ place; a slot whose quantity is undefined is ``visible=False``):
 - ``com``: sphere at the centre of mass;
 - ``com_ground``: sphere at its vertical projection on the ground, and ``com_line`` joining both;
 - ``cop``: sphere at the centre of pressure (= ZMP on flat ground) of all loaded feet, from the
-  F/T sensors (seed 004, eqs 8.5-8.8); hidden when no foot is loaded;
+  F/T sensors (seed 004, eqs 8.5-8.8); hidden when no foot is loaded. A robot without F/T
+  sensors has ``cop_estimated`` instead (the namespace says it is not measured): the quasi-static
+  ZMP estimate, the CoM's ground projection (exact when the momentum does not change; the
+  controller's dynamic estimate is in its diagnostics, :mod:`wbm_control.zmp_estimation`);
 - ``support_polygon``: closed line around the convex hull of the loaded soles' corners;
 - ``contact_force``: one arrow per F/T sensor, from its foot's CoP along the ground reaction
   force, length proportional to its magnitude; hidden when that foot is unloaded.
@@ -113,11 +116,13 @@ class MarkerScene:
 
     Attributes:
         com: Centre of mass in the world [m], (3,).
-        cop: Centre of pressure on the ground [m], (3,), or None with no foot loaded.
+        cop: Centre of pressure on the ground [m], (3,), or None with no foot loaded; for a
+            robot without F/T sensors the estimate (``cop_estimated``).
         support_polygon: (m, 2) counter-clockwise hull of the loaded soles' corners [m].
         ground_reactions: Per F/T sensor, the ground-on-robot wrench (force, torque about the
             world origin), world axes.
         markers: Every marker slot, always in the same order.
+        cop_estimated: Whether ``cop`` is estimated (no F/T sensors) rather than measured.
     """
 
     com: np.ndarray
@@ -125,6 +130,7 @@ class MarkerScene:
     support_polygon: np.ndarray
     ground_reactions: dict[str, np.ndarray] = field(default_factory=dict)
     markers: tuple[MarkerShape, ...] = ()
+    cop_estimated: bool = False
 
 
 def _sphere(namespace: str, center: np.ndarray | None, diameter: float, color) -> MarkerShape:
@@ -174,6 +180,9 @@ def marker_scene(
             placement = model.frame_placement(q, sole.frame)
             corners.extend(placement.act(corner) for corner in sole.corners())
     hull = convex_hull_2d(corners) if corners else np.zeros((0, 2))
+    estimated = not sensors.sensors
+    if estimated:
+        cop = np.array([com[0], com[1], h])
 
     markers = [
         _sphere("com", com, options.sphere_diameter, GREEN),
@@ -186,7 +195,7 @@ def marker_scene(
             (options.line_width, 0.0, 0.0),
             GREEN,
         ),
-        _sphere("cop", cop, options.sphere_diameter, RED),
+        _sphere("cop_estimated" if estimated else "cop", cop, options.sphere_diameter, RED),
     ]
     if len(hull) >= 2:
         ring = np.column_stack([hull, np.full(len(hull), h)])
@@ -236,4 +245,4 @@ def marker_scene(
                 visible,
             )
         )
-    return MarkerScene(com, cop, hull, reactions, tuple(markers))
+    return MarkerScene(com, cop, hull, reactions, tuple(markers), cop_estimated=estimated)

@@ -128,6 +128,7 @@ def diagnostics_message(
         ("com", status.com),
         ("dcm", status.dcm),
         ("zmp_measured", status.zmp_measured),
+        ("zmp_estimated", status.zmp_estimated),
         ("zmp_command", status.zmp_command),
     ):
         if vector is not None:

@@ -1,0 +1,165 @@
+"""The ZMP from the whole-body dynamics, for robots without foot F/T sensors (no rclpy).
+
+Newton-Euler for the whole robot, with the contacts as the only external wrench besides gravity:
+the linear momentum p = m c' and the angular momentum about the world origin
+L_O = k_G + c x p (k_G: the centroidal angular momentum, Pinocchio's ``hg`` about the CoM,
+world axes) change as
+
+    dp/dt   = f_c + m g
+    dL_O/dt = tau_c,O + c x m g
+
+so the total contact wrench about the world origin is f_c = dp/dt - m g,
+tau_c,O = dL_O/dt - c x m g, and the ZMP (= centre of pressure on flat ground) is the point of
+the ground plane about which its horizontal moment vanishes (:func:`center_of_pressure`).
+The momentum rate is the finite difference of the momentum of successive estimates (p and L_O are
+about fixed points, so differencing them is exact up to the sampling), low-pass filtered: the
+estimated velocities carry the estimator's noise, which differentiation amplifies. A base
+estimator filters its base velocity, and that filter's lag would pass on to the ZMP: given the
+frames held still (the soles in contact), the base linear velocity is re-solved from them
+unfiltered (J_frame,lin v = 0, least squares), so the momentum follows from the joint velocities
+and the gyro alone. Standing still the rate is zero and the ZMP is the CoM's ground projection
+(the static closed form).
+
+Frames: world (z up), metres, seconds, newtons.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from wbm_control.exceptions import InputError
+from wbm_description.support_geometry import center_of_pressure
+from wbm_description.whole_body_model import WholeBodyModel
+
+_LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+
+
+@dataclass(frozen=True)
+class ZmpEstimate:
+    """One estimate.
+
+    Attributes:
+        zmp: (x, y, ground_height) [m] in the world, or None when the contacts do not push
+            (total normal force below the threshold: the robot is falling or jumping).
+        contact_wrench: Total contact wrench (force [N], torque about the world origin [N m]),
+            world axes, (6,).
+        com: Centre of mass [m], (3,).
+    """
+
+    zmp: np.ndarray | None
+    contact_wrench: np.ndarray
+    com: np.ndarray
+
+
+class ZmpEstimator:
+    """The ZMP from the momentum rate of successive states (see the module docstring).
+
+    Args:
+        model: The whole-body model (floating base).
+        cutoff: Cut-off frequency [Hz] of the first-order low-pass filter on the momentum rate;
+            None: unfiltered.
+        min_normal_force: Below this total normal force [N] the ZMP is undefined (None).
+    """
+
+    def __init__(
+        self,
+        model: WholeBodyModel,
+        *,
+        cutoff: float | None = 10.0,
+        min_normal_force: float = 5.0,
+    ):
+        if cutoff is not None and not cutoff > 0.0:
+            raise InputError("cutoff", "a positive frequency [Hz] or None", cutoff)
+        self.model = model
+        self.pin_model = model.model
+        self.data = model.model.createData()
+        self.cutoff = cutoff
+        self.min_normal_force = float(min_normal_force)
+        self.mass = float(model.total_mass)
+        self.gravity = np.asarray(model.model.gravity.linear, dtype=float).copy()
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the previous state (the next update assumes a zero momentum rate)."""
+        self._momentum: np.ndarray | None = None
+        self._time: float | None = None
+        self._rate = np.zeros(6)
+
+    def momentum_about_origin(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The momentum about the world origin and the CoM.
+
+        Returns:
+            ((p [kg m/s], L_O [kg m^2/s]) (6,), world axes; the CoM [m] (3,)).
+        """
+        hg = pin.computeCentroidalMomentum(self.pin_model, self.data, q, v)
+        com = self.data.com[0].copy()
+        p = np.array(hg.linear)
+        angular = np.array(hg.angular) + np.cross(com, p)
+        return np.concatenate([p, angular]), com
+
+    def contact_wrench(self, com: np.ndarray, momentum_rate: np.ndarray) -> np.ndarray:
+        """Total contact wrench about the world origin from the momentum rate (6,) (see above)."""
+        weight = self.mass * self.gravity
+        force = momentum_rate[:3] - weight
+        torque = momentum_rate[3:] - np.cross(com, weight)
+        return np.concatenate([force, torque])
+
+    def base_velocity_holding(
+        self, q: np.ndarray, v: np.ndarray, frames: Sequence[str]
+    ) -> np.ndarray:
+        """The velocity with its base linear part re-solved so that ``frames`` do not move."""
+        v = np.array(v, dtype=float)
+        pin.computeJointJacobians(self.pin_model, self.data, q)
+        pin.updateFramePlacements(self.pin_model, self.data)
+        rows, rhs = [], []
+        for frame in frames:
+            jacobian = pin.getFrameJacobian(
+                self.pin_model, self.data, self.model.frame_id(frame), _LWA
+            )[:3]
+            rows.append(jacobian[:, :3])
+            rhs.append(-(jacobian[:, 3:] @ v[3:]))
+        v[:3] = np.linalg.lstsq(np.vstack(rows), np.concatenate(rhs), rcond=None)[0]
+        return v
+
+    def update(
+        self,
+        q: np.ndarray,
+        v: np.ndarray,
+        time: float,
+        *,
+        ground_height: float = 0.0,
+        still_frames: Sequence[str] = (),
+    ) -> ZmpEstimate:
+        """The estimate at one state.
+
+        Args:
+            q: Configuration (nq,), Pinocchio layout.
+            v: Velocity (nv,), Pinocchio layout (base twist in base axes).
+            time: Time of the state [s].
+            ground_height: Height of the ground plane [m].
+            still_frames: Frames held still (the soles in contact); when given, the base linear
+                velocity is re-solved from them (see the module docstring).
+        """
+        q = np.asarray(q, dtype=float)
+        v = np.asarray(v, dtype=float)
+        if still_frames:
+            v = self.base_velocity_holding(q, v, still_frames)
+        momentum, com = self.momentum_about_origin(q, v)
+        if self._momentum is not None and self._time is not None and time > self._time:
+            dt = time - self._time
+            rate = (momentum - self._momentum) / dt
+            if self.cutoff is None:
+                self._rate = rate
+            else:
+                alpha = dt / (dt + 1.0 / (2.0 * np.pi * self.cutoff))
+                self._rate = self._rate + alpha * (rate - self._rate)
+        self._momentum, self._time = momentum, float(time)
+        wrench = self.contact_wrench(com, self._rate)
+        zmp = center_of_pressure(
+            [wrench], ground_height=ground_height, min_normal_force=self.min_normal_force
+        )
+        return ZmpEstimate(zmp, wrench, com)
