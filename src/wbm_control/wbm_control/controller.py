@@ -22,6 +22,7 @@ Frames: everything is in the estimator's world (the world reference sole at the 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
@@ -77,6 +78,9 @@ class WholeBodyController:
         contacts: The held soles.
         mode: The mode's step (:class:`TorqueMode` or :class:`IkMode`).
         status: What the last step did.
+        reference_sources: Called at each step with (controller, estimate, time) after the
+            estimate and before the mode's step: per-tick sources of task references and
+            contact switches (walking, :mod:`wbm_control.walking_behaviour`).
     """
 
     def __init__(self, model: WholeBodyModel, settings: ControllerSettings):
@@ -105,6 +109,9 @@ class WholeBodyController:
             IkMode(model, settings, self.tasks) if settings.mode == "ik" else TorqueMode(model)
         )
         self.status = ControllerStatus(mode=settings.mode)
+        self.reference_sources: list[
+            Callable[[WholeBodyController, BaseEstimate, float], None]
+        ] = []
         self.reset()
 
     @property
@@ -276,6 +283,8 @@ class WholeBodyController:
         if self._resync:
             self.mode.resync(estimate.q)
             self._resync = False
+        for source in self.reference_sources:
+            source(self, estimate, self._time)
         status = ControllerStatus(time=self._time, mode=self.settings.mode, estimate=estimate)
         status.active_contacts = tuple(self.contacts.active_names())
         status.zmp_measured = zmp_from_ft(estimate.foot_wrenches_world)

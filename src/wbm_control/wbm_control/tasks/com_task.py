@@ -75,6 +75,7 @@ class ComTask:
         self.stabilizer = DcmStabilizer(gain=settings.dcm_gain, zmp_margin=settings.zmp_margin)
         self._trajectory: QuinticPointTrajectory | None = None
         self._home: np.ndarray | None = None
+        self._tracked: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     # ------------------------------------------------------------------ reference
 
@@ -82,11 +83,13 @@ class ComTask:
         """Move the reference from the CoM at start to ``goal`` [m] in ``duration`` [s]."""
         self._home = com.copy()
         self._trajectory = QuinticPointTrajectory(com, goal, t, duration)
+        self._tracked = None
 
     def reset(self) -> None:
         """Forget the reference (until the next :meth:`start`)."""
         self._trajectory = None
         self._home = None
+        self._tracked = None
 
     def set_target(
         self, position: np.ndarray, t: float, duration: float, support_polygon: np.ndarray
@@ -111,12 +114,33 @@ class ComTask:
             target = project_into_polygon(target, support_polygon, self.settings.zmp_margin)
         height = self._home[2]
         target[2] = float(np.clip(target[2], height - HEIGHT_RANGE, height + HEIGHT_RANGE))
-        start, _, _ = self._trajectory.sample(t)
+        start, _, _ = self.reference(t)
         self._trajectory = QuinticPointTrajectory(start, target, t, max(duration, 1e-3))
+        self._tracked = None
         return target
+
+    def track(self, position: np.ndarray, velocity: np.ndarray, acceleration: np.ndarray) -> None:
+        """A per-tick reference source (walking's pattern generator).
+
+        Position [m], velocity [m/s] and acceleration [m/s^2] are the reference until the next
+        :meth:`track`, :meth:`hold` or :meth:`set_target`; the DCM feedback acts around them.
+        """
+        self._tracked = (
+            np.asarray(position, dtype=float),
+            np.asarray(velocity, dtype=float),
+            np.asarray(acceleration, dtype=float),
+        )
+
+    def hold(self, position: np.ndarray, t: float) -> None:
+        """Make ``position`` [m] the reference from t on (the end of a tracked motion)."""
+        position = np.asarray(position, dtype=float)
+        self._trajectory = QuinticPointTrajectory(position, position, t, 1e-3)
+        self._tracked = None
 
     def reference(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Reference position [m], velocity [m/s] and acceleration [m/s^2] at t."""
+        if self._tracked is not None:
+            return self._tracked
         return self._trajectory.sample(t)
 
     # ------------------------------------------------------------------ feedback
@@ -124,7 +148,7 @@ class ComTask:
     def balance(self, kinematics: RobotKinematics, t: float, contacts: ContactSet) -> Balance:
         """The DCM feedback at this step; the ZMP is kept in the held soles' support polygon."""
         com, com_velocity = kinematics.com, kinematics.com_velocity
-        c_ref, cd_ref, cdd_ref = self._trajectory.sample(t)
+        c_ref, cd_ref, cdd_ref = self.reference(t)
         ground = contacts.ground_height()
         omega = lip_natural_frequency(max(com[2] - ground, 0.05), -self.gravity[2])
         polygon = contacts.support_polygon()

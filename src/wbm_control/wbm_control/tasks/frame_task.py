@@ -59,6 +59,7 @@ class FrameTask:
         )
         self._trajectory: QuinticPoseTrajectory | None = None
         self._home: np.ndarray | None = None
+        self._tracked: PoseReference | None = None
 
     # ------------------------------------------------------------------ reference
 
@@ -66,11 +67,13 @@ class FrameTask:
         """Hold the frame where it is at the start; targets are clamped around this position."""
         self._home = pose.translation.copy()
         self._trajectory = QuinticPoseTrajectory(pose, pose, t, 1.0)
+        self._tracked = None
 
     def reset(self) -> None:
         """Forget the reference (until the next :meth:`start`)."""
         self._trajectory = None
         self._home = None
+        self._tracked = None
 
     def set_target(self, pose: pin.SE3, t: float, duration: float) -> pin.SE3:
         """Move the reference from where it is at t to ``pose`` in ``duration`` [s].
@@ -93,16 +96,28 @@ class FrameTask:
         offset = target.translation - self._home
         if np.linalg.norm(offset) > reach:
             target.translation = self._home + offset * (reach / np.linalg.norm(offset))
-        start, _, _ = self._trajectory.sample(t)
+        start, _, _ = self.reference(t)
         self._trajectory = QuinticPoseTrajectory(start, target, t, max(duration, 1e-3))
+        self._tracked = None
         return target
 
     def hold(self, pose: pin.SE3, t: float) -> None:
         """Make ``pose`` the reference from t on (a sole released where it is)."""
         self._trajectory = QuinticPoseTrajectory(pose, pose, t, 1e-3)
+        self._tracked = None
+
+    def track(self, reference: PoseReference) -> None:
+        """A per-tick reference source (walking's swing foot).
+
+        ``reference`` (pose, velocity and acceleration feed-forward) is the reference until the
+        next :meth:`track`, :meth:`hold` or :meth:`set_target`.
+        """
+        self._tracked = reference
 
     def reference(self, t: float) -> PoseReference:
         """The reference at t: pose, velocity and acceleration (see :data:`PoseReference`)."""
+        if self._tracked is not None:
+            return self._tracked
         return self._trajectory.sample(t)
 
     # ------------------------------------------------------------------ task-space quantities
