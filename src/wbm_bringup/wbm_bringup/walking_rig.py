@@ -227,6 +227,22 @@ class WalkingRig:
         return self.run(settle)
 
 
+def walking_settings(control_rate: float = 500.0, **overrides) -> WalkingSettings:
+    """The walking settings of the tests and benchmark.
+
+    iCub: the CoM lowered to 0.44 m, touch-down accepted in the last 20 % of a swing, step
+    adjustment on.
+    """
+    values = {
+        "time_step": 1.0 / control_rate,
+        "com_height": 0.44,
+        "min_touchdown_phase": 0.8,
+        "step_adjustment_gain": 1.0,
+    }
+    values.update(overrides)
+    return WalkingSettings(**values)
+
+
 def controller_settings(
     config: Path, mode: str, control_rate: float = 500.0
 ) -> ControllerSettings:

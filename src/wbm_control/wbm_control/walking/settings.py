@@ -79,6 +79,11 @@ class WalkingSettings:
         stabilizer_gain: DCM feedback gain k of z = z_ref + k (xi - xi_ref) [-], > 1; the DCM
             error decays at the rate (k - 1) omega.
         gravity: Gravity's magnitude [m/s^2].
+        step_adjustment_gain: Fraction of the grown DCM error the swing foot's touch-down is
+            moved by (:mod:`~wbm_control.walking.step_adjustment`) [-]; 0 disables it.
+        step_adjustment_dead_band: Shifts smaller than this leave the footstep as planned [m].
+        step_adjustment_freeze: No adjustment in the last this long of a swing (the foot is
+            about to land) [s].
     """
 
     single_support_duration: float = 0.6
@@ -113,6 +118,9 @@ class WalkingSettings:
     terminal_dcm_weight: float = 1e3
     stabilizer_gain: float = 3.0
     gravity: float = 9.81
+    step_adjustment_gain: float = 0.0
+    step_adjustment_dead_band: float = 0.01
+    step_adjustment_freeze: float = 0.1
 
     def __post_init__(self) -> None:
         for item in fields(self):
@@ -158,6 +166,9 @@ class WalkingSettings:
             "max_touchdown_delay",
             "late_touchdown_depth",
             "zmp_rate_weight",
+            "step_adjustment_gain",
+            "step_adjustment_dead_band",
+            "step_adjustment_freeze",
         ):
             self._require(key, getattr(self, key) >= 0.0, "a number >= 0")
         self._require("max_step_yaw", self.max_step_yaw < 0.5 * math.pi, "an angle < pi/2 [rad]")
