@@ -220,27 +220,21 @@ class WalkingRig:
         walking = self.behaviour.walking
         return walking is not None and walking.state == WalkingState.STANDING
 
+    def command(self, name: str, *args, settle: float = 1.05):
+        """A walking command; the first one is followed by the CoM lowering (``settle`` [s])."""
+        first = not self.behaviour.active
+        result = getattr(self.behaviour, name)(*args)
+        if first and self.behaviour.active:
+            self.run(settle)
+            self.metrics = WalkingMetrics()
+            self._start_mid = self.mid_feet()
+        return result
+
     def walk_until_standing(self, limit: float, settle: float = 0.5) -> WalkingMetrics:
         """Run until walking is standing again (plus ``settle`` [s]), at most ``limit`` [s]."""
         self.run(0.05)
         self.run(limit, until=self.standing)
         return self.run(settle)
-
-
-def walking_settings(control_rate: float = 500.0, **overrides) -> WalkingSettings:
-    """The walking settings of the tests and benchmark.
-
-    iCub: the CoM lowered to 0.44 m, touch-down accepted in the last 20 % of a swing, step
-    adjustment on.
-    """
-    values = {
-        "time_step": 1.0 / control_rate,
-        "com_height": 0.44,
-        "min_touchdown_phase": 0.8,
-        "step_adjustment_gain": 1.0,
-    }
-    values.update(overrides)
-    return WalkingSettings(**values)
 
 
 def controller_settings(
@@ -261,7 +255,7 @@ def make_walking_rig(
     """ICub standing on an engine for ``stand`` [s], with a walking behaviour in its controller."""
     sim = make_engine(model, engine)
     controller = WholeBodyController(model, settings)
-    walking = walking or WalkingSettings(time_step=settings.control_period)
+    walking = (walking or settings.walking).replace(time_step=settings.control_period)
     behaviour = WalkingBehaviour(controller, walking)
     rig = WalkingRig(model, sim, controller, behaviour, round(settings.control_period / DT))
     if stand > 0:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from wbm_control.walking.settings import WalkingSettings
 from wbm_description.exceptions import ConfigError
 from wbm_description.settings import Settings, setting
 
@@ -245,6 +246,7 @@ class ControllerSettings(Settings):
     frame_tasks: dict[str, FrameTaskSettings] = setting(default_factory=dict)
     ik: IkSettings = setting(default_factory=IkSettings)
     torque: TorqueSettings = setting(default_factory=TorqueSettings)
+    walking: WalkingSettings = setting(default_factory=WalkingSettings)
 
     @property
     def control_period(self) -> float:

@@ -1,6 +1,9 @@
 """Walking in the whole-body controller: the walking facade as a per-tick reference source.
 
-:class:`WalkingBehaviour` is registered in :attr:`WholeBodyController.reference_sources`; at each
+:class:`WalkingBehaviour` is registered in :attr:`WholeBodyController.reference_sources`. It leaves
+the controller alone until the first walking command (cmd_vel, plan, goal): then it builds the
+walking facade with the feet where they are, lowers the CoM to the walking settings' height over
+:data:`HEIGHT_CHANGE_DURATION` (bent knees give the swing leg its reach), and from then on, at each
 control step, after the base estimate and before the mode's step, it:
 
 1. reads the CoM position and velocity at the estimate and the feet's normal forces from their
@@ -13,13 +16,13 @@ control step, after the base estimate and before the mode's step, it:
 4. gives the swing sole's frame task the swing trajectory's pose, velocity and acceleration
    (feed-forward), and the CoM task the pattern generator's CoM, velocity and acceleration
    horizontally (the CoM task's DCM feedback then picks the ZMP in the support polygon of the held
-   soles: the DCM/ZMP stabilizer); the CoM height reference is the standing one;
+   soles: the DCM/ZMP stabilizer); vertically the walking height;
 5. turns the base orientation reference and the other frame tasks (hands) with the walking frame
    (the mid-feet yaw and the planned CoM), so that the robot keeps its upper-body posture.
 
 Both modes use the same references: the torque mode's QP tracks them as accelerations, the IK
-mode as position targets (the CoM target being the reference moved by the DCM feedback's CoM
-offset, see :attr:`WalkingBehaviour.ik_dcm_offset`).
+mode as position targets (its CoM target is the reference moved by the DCM feedback, see
+:mod:`wbm_control.ik_mode`).
 
 Frames: the estimator's world (z up, ground at z = 0, the left sole at the origin at start).
 """
@@ -71,9 +74,9 @@ class WalkingBehaviour:
         right_sole: Name of the right sole in the robot config.
 
     Attributes:
-        walking: The walking facade (None before the controller's first step).
+        walking: The walking facade, built at the first walking command (None before: the
+            behaviour leaves the controller alone until then).
         references: The references of the last step (None before).
-        pending: Commands given before the first step, applied at it.
     """
 
     def __init__(
@@ -89,7 +92,8 @@ class WalkingBehaviour:
         self.left_sole, self.right_sole = left_sole, right_sole
         self.walking: WalkingController | None = None
         self.references: WalkingReferences | None = None
-        self.pending: list[tuple[str, tuple]] = []
+        self._last: tuple[BaseEstimate, float] | None = None
+        self._activated: float | None = None
         self._data = controller.pin_model.createData()
         self._com_height: float | None = None
         self._relative: dict[str, pin.SE3] = {}
@@ -98,11 +102,34 @@ class WalkingBehaviour:
 
     # ------------------------------------------------------------------ commands
 
+    @property
+    def active(self) -> bool:
+        """Whether walking drives the references (from the first walking command on)."""
+        return self._activated is not None
+
     def _command(self, name: str, *args):
-        if self.walking is None:  # before the first step: applied at it
-            self.pending.append((name, args))
-            return None
-        return getattr(self.walking, name)(*args)
+        """Apply a command to the facade, building it at the first one (feet where they are).
+
+        The first command also starts lowering the CoM to the walking height; the facade's
+        clock starts :data:`HEIGHT_CHANGE_DURATION` later (its first update).
+        """
+        if self._last is None:
+            raise InputError(name, "a command after the controller's first step", args)
+        estimate, t = self._last
+        walking = self.walking
+        if walking is None:
+            geometry = WalkingGeometry.from_model(
+                self.controller.model,
+                estimate.q,
+                left_sole=self.left_sole,
+                right_sole=self.right_sole,
+            )
+            walking = WalkingController(geometry, self.settings, time=t)
+        result = getattr(walking, name)(*args)  # raises on a bad command: nothing changes
+        if self.walking is None:
+            self.walking = walking
+            self._activate(t)
+        return result
 
     def set_velocity_command(self, vx: float, vy: float, wz: float):
         """Walk at a velocity (see :meth:`WalkingController.set_velocity_command`).
@@ -112,6 +139,8 @@ class WalkingBehaviour:
         """
         if not all(math.isfinite(v) for v in (vx, vy, wz)):
             raise InputError("cmd_vel", "finite values", (vx, vy, wz))
+        if self.walking is None and max(abs(vx), abs(vy), abs(wz)) == 0.0:
+            return (0.0, 0.0, 0.0), False  # standing already: nothing to do
         return self._command("set_velocity_command", vx, vy, wz)
 
     def set_footstep_plan(self, steps: list[Footstep]):
@@ -124,32 +153,26 @@ class WalkingBehaviour:
 
     def stop(self):
         """Stop with the feet side by side."""
+        if self.walking is None:
+            return None
         return self._command("stop")
 
     # ------------------------------------------------------------------ the tick
 
-    def _start(self, estimate: BaseEstimate, t: float) -> None:
-        model = self.controller.model
-        geometry = WalkingGeometry.from_model(
-            model, estimate.q, left_sole=self.left_sole, right_sole=self.right_sole
-        )
-        self.walking = WalkingController(geometry, self.settings, time=t)
-        self._com_start = (t, float(self.controller.com_reference()[2]))
+    def _activate(self, t: float) -> None:
+        controller = self.controller
+        self._activated = t
+        self._com_start = (t, float(controller.com_reference()[2]))
+        self._com_xy = controller.com_reference()[:2].copy()
         self._com_height = self.walking.settings.require_com_height()
-        frame = self._walking_frame(
-            self.walking.state_machine.foot("left"),
-            self.walking.state_machine.foot("right"),
-            self.controller.com_reference(),
-        )
-        soles = {self.controller.tasks.task_of_sole[s] for s in (self.left_sole, self.right_sole)}
-        for name in self.controller.tasks.frames:
+        sm = self.walking.state_machine
+        frame = self._walking_frame(sm.foot("left"), sm.foot("right"), controller.com_reference())
+        soles = {controller.tasks.task_of_sole[s] for s in (self.left_sole, self.right_sole)}
+        for name in controller.tasks.frames:
             if name not in soles:
-                self._relative[name] = frame.actInv(self.controller.frame_reference(name))
-        rotation = self.controller.tasks.base_orientation.rotation_reference
+                self._relative[name] = frame.actInv(controller.frame_reference(name))
+        rotation = controller.tasks.base_orientation.rotation_reference
         self._base_relative = frame.rotation.T @ rotation
-        for name, args in self.pending:
-            getattr(self.walking, name)(*args)
-        self.pending.clear()
 
     @staticmethod
     def _walking_frame(left: Footstep, right: Footstep, com: np.ndarray) -> pin.SE3:
@@ -168,14 +191,23 @@ class WalkingBehaviour:
 
     def __call__(self, controller: WholeBodyController, estimate: BaseEstimate, t: float) -> None:
         """One tick (see the module docstring)."""
-        if self.walking is None:
-            self._start(estimate, t)
+        self._last = (estimate, t)
+        if self._activated is None:
+            return
+        tasks = controller.tasks
+        height, height_rate, height_acceleration = self._height(t)
+        if t < self._activated + HEIGHT_CHANGE_DURATION:  # lowering the CoM, then walking
+            tasks.com.track(
+                np.array([*self._com_xy, height]),
+                np.array([0.0, 0.0, height_rate]),
+                np.array([0.0, 0.0, height_acceleration]),
+            )
+            return
         model = controller.pin_model
         com = pin.centerOfMass(model, self._data, estimate.q, estimate.v).copy()
         com_velocity = self._data.vcom[0].copy()
         references = self.walking.update(t, com, com_velocity, self.contact_state(estimate))
         self.references = references
-        tasks = controller.tasks
         for command in references.contact_commands:
             if isinstance(command, ReleaseContact):
                 controller.release_contact(command.sole)
@@ -187,7 +219,6 @@ class WalkingBehaviour:
             sole = self.left_sole if side == "left" else self.right_sole
             task = tasks.frames[tasks.task_of_sole[sole]]
             task.track((sample.pose, sample.velocity, sample.acceleration))
-        height, height_rate, height_acceleration = self._height(t)
         position = np.array([references.com[0], references.com[1], height])
         velocity = np.array([references.com_velocity[0], references.com_velocity[1], height_rate])
         acceleration = np.array(
