@@ -40,6 +40,7 @@ setup(
             "wbm_demo = wbm_bringup.demo.run:main",
             "wbm_benchmark_bringup = wbm_bringup.ros.benchmark_bringup:main",
             "wbm_benchmark_push = wbm_bringup.benchmarks.push:main",
+            "wbm_benchmark_walking = wbm_bringup.benchmarks.walking:main",
         ]
     },
 )
