@@ -7,11 +7,14 @@ ankle F/T sensors); ground truth is read only to judge the run:
 - ``speed``: distance of the mid-feet point from its start over the time [m/s];
 - ``slide``: the largest horizontal displacement of a held sole from where it was
   ``SETTLE`` after its touch-down, while it stays held [m];
-- ``zmp_margin``: the smallest distance of the F/T ZMP inside the held soles' polygon, outside
-  the ``SETTLE`` after a contact switch (the stated transient) [m] (negative: outside);
+- ``zmp_margin``: the smallest distance of the F/T ZMP inside the support polygon (the soles
+  loaded above ``LOADED`` by their F/T, where the estimate puts them), outside the ``SETTLE``
+  after a contact switch (the stated transient) [m]: 0 is a foot tipping on its edge;
 - ``estimate_error``: the largest distance of the estimated base position from the true one [m];
 - ``placement_error``: the largest horizontal distance of a sole from its planned footstep at
-  touch-down [m].
+  touch-down [m];
+- ``touchdowns``: how each touch-down was detected (``touchdown``/``early_touchdown``: the
+  ankle F/T; ``timeout``: never measured; ``clock``: no measurement).
 
 Engines: ``"compliant"`` and ``"rigid"`` (wbm's simulator) and ``"mujoco"``, 1 ms steps.
 """
@@ -29,13 +32,14 @@ from wbm_control.controller import WholeBodyController
 from wbm_control.controller_settings import ControllerSettings
 from wbm_control.walking import ActivateContact, WalkingSettings, WalkingState
 from wbm_control.walking_behaviour import WalkingBehaviour
-from wbm_description.support_geometry import polygon_margin
+from wbm_description.support_geometry import convex_hull_2d, polygon_margin
 from wbm_description.whole_body_model import WholeBodyModel
 
 ENGINES = ("compliant", "rigid", "mujoco")
 DT = 1e-3  # engine step [s]
 SETTLE = 0.05  # transient after a contact switch, out of the slide and ZMP checks [s]
 FALL_HEIGHT = 0.35  # the CoM below this [m]: fallen
+LOADED = 20.0  # a sole whose F/T normal force exceeds this [N] is part of the support polygon
 
 
 def make_engine(model: WholeBodyModel, engine: str):
@@ -73,6 +77,7 @@ class WalkingMetrics:
     estimate_error: float = 0.0
     placement_error: float = 0.0
     steps: int = 0
+    touchdowns: dict[str, int] = field(default_factory=dict)
     safe_steps: int = 0
     step_times: list[float] = field(default_factory=list)
 
@@ -151,6 +156,7 @@ class WalkingRig:
             for command in refs.contact_commands:
                 if isinstance(command, ActivateContact):
                     m.steps += 1
+                    m.touchdowns[command.reason] = m.touchdowns.get(command.reason, 0) + 1
                     planned = command.placement.translation[:2]
                     m.placement_error = max(
                         m.placement_error,
@@ -173,9 +179,16 @@ class WalkingRig:
             else:
                 m.slide = max(m.slide, float(np.linalg.norm(position - anchor)))
         zmp = c.status.zmp_measured
-        if zmp is not None and t - self._last_switch >= SETTLE and held:
-            polygon = c.contacts.support_polygon()
-            if len(polygon) >= 3:
+        if zmp is not None and t - self._last_switch >= SETTLE:
+            forces = estimate.normal_forces
+            loaded = [s for s in self.model.config.soles if forces.get(s.name, 0.0) > LOADED]
+            corners = [
+                self.model.frame_placement(estimate.q, sole.frame).act(corner)[:2]
+                for sole in loaded
+                for corner in sole.corners()
+            ]
+            if len(corners) >= 3:
+                polygon = convex_hull_2d(corners)
                 m.zmp_margin = min(m.zmp_margin, float(polygon_margin(zmp[:2], polygon)))
         if self.record_trace and refs is not None:
             self.trace.append(

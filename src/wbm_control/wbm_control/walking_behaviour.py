@@ -18,7 +18,8 @@ control step, after the base estimate and before the mode's step, it:
    horizontally (the CoM task's DCM feedback then picks the ZMP in the support polygon of the held
    soles: the DCM/ZMP stabilizer); vertically the walking height;
 5. turns the base orientation reference and the other frame tasks (hands) with the walking frame
-   (the mid-feet yaw and the planned CoM), so that the robot keeps its upper-body posture.
+   (at the planned CoM, yawed as the mean of the feet, the swing foot's yaw taken from its swing
+   reference so that the frame turns smoothly), so that the robot keeps its upper-body posture.
 
 Both modes use the same references: the torque mode's QP tracks them as accelerations, the IK
 mode as position targets (its CoM target is the reference moved by the DCM feedback, see
@@ -226,7 +227,11 @@ class WalkingBehaviour:
         )
         tasks.com.track(position, velocity, acceleration)
         sm = self.walking.state_machine
-        frame = self._walking_frame(sm.foot("left"), sm.foot("right"), position)
+        feet = {side: sm.foot(side) for side in ("left", "right")}
+        for side, sample in references.swing.items():  # the swing foot where it is planned now
+            rotation = sample.pose.rotation
+            feet[side] = Footstep(side, 0.0, 0.0, math.atan2(rotation[1, 0], rotation[0, 0]))
+        frame = self._walking_frame(feet["left"], feet["right"], position)
         tasks.base_orientation.rotation_reference = frame.rotation @ self._base_relative
         twist = np.concatenate([velocity, np.zeros(3)])
         for name, relative in self._relative.items():
