@@ -1,11 +1,12 @@
-"""The same controller and walking on every engine and in both modes: 1 m forward, then stop.
+"""The same controller and walking on the other engines: 1 m forward, then stop.
 
-Our simulator with rigid contact (Coulomb cones) and MuJoCo in torque mode (the compliant
-torque mode walks 3 m in test_walk_forward.py). Measured on the loaded 2-core machine: rigid 1 m
-in 5.06 s, slide 0.31 mm, ZMP margin 5.4 mm, estimate error 1.2 mm (212 s wall); MuJoCo 1 m in
-4.87 s, slide 2.34 mm, ZMP margin 5.8 mm, estimate error 8.3 mm (62 s wall). Each run: the command, 1 m of walking, the zero command;
-no fall, the held soles slide at most 5 mm, the base estimate within 2 cm of the truth, and the
-robot standing at the end with its feet side by side.
+Our simulator with rigid contact (Coulomb cones) and MuJoCo in torque mode (the compliant torque
+mode walks 3 m in test_walk_forward.py). Each run: the command, 1 m of walking, the zero command;
+no fall, the held soles slide at most 5 mm, the base estimate within 2 cm of the truth, every
+touch-down measured by the ankle F/T, and the robot standing at the end with its feet side by
+side. Measured on the loaded 2-core machine: rigid 1 m in 5.06 s, slide 0.31 mm, ZMP margin
+5.4 mm, estimate error 1.2 mm (212 s wall); MuJoCo 1 m in 4.87 s, slide 2.34 mm, ZMP margin
+5.8 mm, estimate error 8.3 mm (62 s wall).
 """
 
 from __future__ import annotations
