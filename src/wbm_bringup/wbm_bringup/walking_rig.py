@@ -30,7 +30,7 @@ import numpy as np
 from wbm_bringup.closed_loop import run_closed_loop
 from wbm_control.controller import WholeBodyController
 from wbm_control.controller_settings import ControllerSettings
-from wbm_control.walking import ActivateContact, WalkingSettings, WalkingState
+from wbm_control.walking import ActivateContact, ReleaseContact, WalkingSettings, WalkingState
 from wbm_control.walking_behaviour import WalkingBehaviour
 from wbm_description.support_geometry import convex_hull_2d, polygon_margin
 from wbm_description.whole_body_model import WholeBodyModel
@@ -78,6 +78,7 @@ class WalkingMetrics:
     placement_error: float = 0.0
     steps: int = 0
     touchdowns: dict[str, int] = field(default_factory=dict)
+    first_liftoff: float | None = None
     safe_steps: int = 0
     step_times: list[float] = field(default_factory=list)
 
@@ -154,6 +155,8 @@ class WalkingRig:
         refs = b.references
         if refs is not None:
             for command in refs.contact_commands:
+                if isinstance(command, ReleaseContact) and m.first_liftoff is None:
+                    m.first_liftoff = t
                 if isinstance(command, ActivateContact):
                     m.steps += 1
                     m.touchdowns[command.reason] = m.touchdowns.get(command.reason, 0) + 1
