@@ -25,6 +25,7 @@ Frames: everything is in the estimator's world (the world reference sole at the 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
@@ -86,6 +87,9 @@ class WholeBodyController:
         status: What the last step did.
         timings: Wall time [s] of each part of the last step: ``estimator``, then the mode's
             parts (its ``timings``).
+        reference_sources: Called at each step with (controller, estimate, time) after the
+            estimate and before the mode's step: per-tick sources of task references and
+            contact switches (walking, :mod:`wbm_control.walking_behaviour`).
     """
 
     def __init__(self, model: WholeBodyModel, settings: ControllerSettings):
@@ -128,6 +132,9 @@ class WholeBodyController:
         )
         self.status = ControllerStatus(mode=settings.mode)
         self.timings: dict[str, float] = {}
+        self.reference_sources: list[
+            Callable[[WholeBodyController, BaseEstimate, float], None]
+        ] = []
         self.reset()
 
     @property
@@ -335,6 +342,8 @@ class WholeBodyController:
         if self._resync:
             self.mode.resync(estimate.q)
             self._resync = False
+        for source in self.reference_sources:
+            source(self, estimate, self._time)
         status = ControllerStatus(time=self._time, mode=self.settings.mode, estimate=estimate)
         status.active_contacts = tuple(self.contacts.active_names())
         status.zmp_measured = zmp_from_ft(estimate.foot_wrenches_world)

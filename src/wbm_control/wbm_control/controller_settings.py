@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from wbm_control.walking.settings import WalkingSettings
 from wbm_description.exceptions import ConfigError
 from wbm_description.settings import Settings, setting
 
@@ -305,6 +306,7 @@ class ControllerSettings(Settings):
     ik: IkSettings = setting(default_factory=IkSettings)
     torque: TorqueSettings = setting(default_factory=TorqueSettings)
     fallback: FallbackSettings = setting(default_factory=FallbackSettings)
+    walking: WalkingSettings = setting(default_factory=WalkingSettings)
 
     @property
     def control_period(self) -> float:

@@ -2,8 +2,10 @@
 
 iCub stands, moves its left hand (seed 004), takes a push and recovers. Every topic is recorded
 to ``<output>/recording`` (rosbag2, MCAP); the report is printed and plots are written to
-``<output>/*.png``. With ``--viewer`` the bringup keeps running with the browser viewer after the
-scenario (Ctrl-C to stop).
+``<output>/*.png``. Then the walking part (:mod:`wbm_bringup.demo.walking`, in-process; skip it
+with ``--no-walking``, or run only it with ``--walking-only``): walk, turn, take a push, stop, with
+its plot from above (``walking_top.png``). With ``--viewer`` the bringup keeps running with the
+browser viewer after the scenario (Ctrl-C to stop).
 """
 
 from __future__ import annotations
@@ -54,7 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pacing", default="lockstep", choices=["lockstep", "realtime"])
     parser.add_argument("--viewer", action="store_true", help="keep running with the viewer")
     parser.add_argument("--timeout", type=float, default=600.0, help="wall-clock limit [s]")
+    parser.add_argument("--no-walking", action="store_true", help="skip the walking part")
+    parser.add_argument("--walking-only", action="store_true", help="only the walking part")
     args = parser.parse_args(argv)
+    if args.walking_only:
+        return _walking_part(args)
     if args.launch_file is None:
         args.launch_file = launch_file("demo.launch.yaml")
 
@@ -103,7 +109,23 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Foxglove layout    {layout} (open the recording, then import this layout)")
     for path in plots:
         print(f"plot               {path}")
-    return 0 if report.stayed_up else 3
+    if not report.stayed_up:
+        return 3
+    return 0 if args.no_walking else _walking_part(args)
+
+
+def _walking_part(args: argparse.Namespace) -> int:
+    """The walking part (in-process), its report and plot; 0 unless the robot fell."""
+    from wbm_bringup.demo.walking import run_walking_demo, write_walking_plot
+    from wbm_bringup.share import config_directory
+
+    print("[wbm demo] walking part (in-process): walk, turn, take a push, stop ...", flush=True)
+    model = WholeBodyModel.from_config(load_robot("icub"))
+    config = config_directory("icub") / "controller.yaml"
+    result = run_walking_demo(model, config, mode=args.controller_mode)
+    print(result.text())
+    print(f"plot               {write_walking_plot(result, args.output.resolve())}")
+    return 3 if result.rig.metrics.fallen else 0
 
 
 if __name__ == "__main__":

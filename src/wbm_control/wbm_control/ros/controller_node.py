@@ -9,6 +9,20 @@ task); ``ground_truth/odom`` only when ``use_ground_truth`` is true.
 Publishes ``joint_commands`` (sensor_msgs/JointState), ``odom`` (nav_msgs/Odometry, the
 estimated base state) and ``diagnostics`` (diagnostic_msgs/DiagnosticArray, ~20 Hz).
 
+Walking (:mod:`wbm_control.walking_behaviour`, settings in the ``walking:`` section): subscribes
+``cmd_vel`` (geometry_msgs/Twist: linear.x forward, linear.y leftward [m/s], angular.z yaw rate
+[rad/s]; clamped to the walking limits with a throttled log; zero stops the robot in double
+support with the feet side by side), ``footstep_plan`` (nav_msgs/Path of sole poses in the world
+frame: x, y and yaw of each sole frame; each pose's header.frame_id names its foot, ``left``/
+``right`` or the sole frame, or every one is empty and the sides alternate starting with the foot
+the robot swings next, the left one from standing; the plan is checked whole: feet alternate,
+reachable from the stance foot, no crossing) and ``goal_pose`` (geometry_msgs/PoseStamped in the
+world frame: where the mid-feet walking frame should end, x, y, yaw); a bad command (NaN/inf, a
+plan on the wrong foot, out of reach or crossing, a goal in another frame) is rejected with a
+warning and changes nothing. Publishes ``walking/markers`` (visualization_msgs/MarkerArray, ~5 Hz:
+remaining footsteps as sole-sized cubes, planned CoM/ZMP/DCM as line strips) and the walking state
+in ``diagnostics`` (``walking/phase``, ``walking/next_footstep``, ``walking/command``, ...).
+
 The cores: :class:`~wbm_control.controller.WholeBodyController` (the control step),
 :class:`~wbm_control.controller_inputs.ControllerInputs` (the latest inputs, staleness, the
 ``inputs`` trigger, the wall-clock watchdog) and :class:`~wbm_control.safe_hold.SafeHold` (what
@@ -42,15 +56,16 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
-from geometry_msgs.msg import PointStamped, PoseStamped, WrenchStamped
-from nav_msgs.msg import Odometry
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import PointStamped, PoseStamped, Twist, WrenchStamped
+from nav_msgs.msg import Odometry, Path
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import InvalidTopicNameException
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.subscription import MessageInfo
 from rclpy.validate_topic_name import validate_topic_name
 from sensor_msgs.msg import Imu, JointState
+from visualization_msgs.msg import MarkerArray
 
 from wbm_control.controller import WholeBodyController
 from wbm_control.controller_inputs import ControllerInputs, stale_reason, wrench_input
@@ -67,7 +82,16 @@ from wbm_control.ros.messages import (
     pose_from_message,
     stamp_nanoseconds,
 )
+from wbm_control.ros.walking_messages import (
+    footsteps_from_path,
+    goal_from_pose,
+    velocity_from_twist,
+    walking_markers,
+    walking_values,
+)
 from wbm_control.safe_hold import LogLine, SafeHold
+from wbm_control.walking import WalkingError
+from wbm_control.walking_behaviour import WalkingBehaviour
 from wbm_description.exceptions import ConfigError, NameNotFound, WbmError
 from wbm_description.registry import load_robot
 from wbm_description.robot_io import JointCommand
@@ -85,6 +109,7 @@ DIAGNOSTICS_RATE = 20.0  # [Hz], about
 WATCHDOG_PERIOD = 0.1  # [s] of wall time
 WATCHDOG_KIND = "no joint_states (wall clock)"  # the watchdog's reasons, for the log
 GUARD_REPORT_PERIOD = 1.0  # [s] of wall time between joint_states diagnostics reports
+MARKERS_RATE = 5.0  # [Hz], about: walking/markers
 
 
 class ControllerNode(WbmNode):
@@ -113,6 +138,18 @@ class ControllerNode(WbmNode):
         self.base_frame = robot.base_link
         self._steps = 0
         self._diagnostics_every = max(1, round(self.settings.control_rate / DIAGNOSTICS_RATE))
+        self._markers_every = max(1, round(self.settings.control_rate / MARKERS_RATE))
+        self.walking = WalkingBehaviour(
+            self.controller,
+            self.settings.walking.replace(time_step=self.settings.control_period),
+        )
+        self.sole_frames = {
+            side: robot.sole(name).frame
+            for side, name in (
+                ("left", self.walking.left_sole),
+                ("right", self.walking.right_sole),
+            )
+        }
 
         sensor_qos = QoSProfile(depth=5, reliability=ReliabilityPolicy.BEST_EFFORT)
         reliable = QoSProfile(depth=10)
@@ -137,6 +174,10 @@ class ControllerNode(WbmNode):
             self.create_subscription(
                 Odometry, "ground_truth/odom", self._on_ground_truth, sensor_qos
             )
+        self.create_subscription(Twist, "cmd_vel", self._on_cmd_vel, reliable)
+        self.create_subscription(Path, "footstep_plan", self._on_footstep_plan, reliable)
+        self.create_subscription(PoseStamped, "goal_pose", self._on_goal_pose, reliable)
+        self.markers_publisher = self.create_publisher(MarkerArray, "walking/markers", reliable)
         self.command_publisher = self.create_publisher(JointState, "joint_commands", reliable)
         self.odom_publisher = self.create_publisher(Odometry, "odom", reliable)
         self.diagnostics_publisher = self.create_publisher(
@@ -284,6 +325,49 @@ class ControllerNode(WbmNode):
                 f"{np.round(accepted.translation, 4)} ({self.controller.target_note(task)})"
             )
 
+    # ------------------------------------------------------------------ walking
+
+    def _on_cmd_vel(self, message: Twist) -> None:
+        try:
+            command = velocity_from_twist(message)
+            accepted, clamped = self.walking.set_velocity_command(*command)
+        except WbmError as error:
+            self.throttled.warning("cmd_vel", f"cmd_vel rejected: {error}")
+            return
+        if clamped:
+            self.throttled.warning(
+                "cmd_vel_clamped",
+                f"cmd_vel clamped from {np.round(command, 4)} to {np.round(accepted, 4)} "
+                "(walking limits)",
+            )
+
+    def _on_footstep_plan(self, message: Path) -> None:
+        try:
+            walking = self.walking.walking
+            first = "left"
+            if walking is not None:
+                first = walking.state_machine.next_swing_side or "left"
+            steps = footsteps_from_path(
+                message, self.settings.world_frame, self.sole_frames, first
+            )
+            self.walking.set_footstep_plan(steps)
+        except (WbmError, WalkingError) as error:
+            self.get_logger().warning(f"footstep_plan rejected: {error}")
+            return
+        self.get_logger().info(f"footstep_plan accepted: {len(steps)} steps")
+
+    def _on_goal_pose(self, message: PoseStamped) -> None:
+        try:
+            goal = goal_from_pose(message, self.settings.world_frame)
+            steps = self.walking.set_goal(*goal)
+        except (WbmError, WalkingError) as error:
+            self.get_logger().warning(f"goal_pose rejected: {error}")
+            return
+        self.get_logger().info(
+            f"goal_pose accepted: ({goal[0]:.3f}, {goal[1]:.3f}, {goal[2]:.3f}) in "
+            f"{len(steps)} steps"
+        )
+
     # ------------------------------------------------------------------ the loop
 
     def _log(self, line: LogLine | None) -> None:
@@ -354,8 +438,18 @@ class ControllerNode(WbmNode):
 
     def _publish_diagnostics(self, now: float) -> None:
         self._steps += 1
+        walking = self.walking.walking
         if self._steps % self._diagnostics_every == 0:
-            self.diagnostics_publisher.publish(diagnostics_message(self.controller.status, now))
+            message = diagnostics_message(self.controller.status, now)
+            message.status[0].values.extend(
+                KeyValue(key=k, value=v)
+                for k, v in walking_values(walking, self.walking.references).items()
+            )
+            self.diagnostics_publisher.publish(message)
+        if walking is not None and self._steps % self._markers_every == 0:
+            self.markers_publisher.publish(
+                walking_markers(walking, self.walking.references, self.settings.world_frame, now)
+            )
 
 
 def check_parameters(parameters: Mapping[str, Any]) -> None:

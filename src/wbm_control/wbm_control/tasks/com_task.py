@@ -74,6 +74,7 @@ class ComTask:
         self._end_sample: tuple[QuinticPointTrajectory, tuple] | None = None
         self._home: np.ndarray | None = None
         self.last_clamp = Clamped(None)
+        self._tracked: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     # ------------------------------------------------------------------ reference
 
@@ -81,11 +82,13 @@ class ComTask:
         """Move the reference from the CoM at start to ``goal`` [m] in ``duration`` [s]."""
         self._home = com.copy()
         self._trajectory = QuinticPointTrajectory(com, goal, t, duration)
+        self._tracked = None
 
     def reset(self) -> None:
         """Forget the reference (until the next :meth:`start`)."""
         self._trajectory = None
         self._home = None
+        self._tracked = None
 
     def set_target(
         self,
@@ -125,7 +128,7 @@ class ComTask:
             height_down=s.target_height_down,
         )
         target = self.last_clamp.value
-        start, _, _ = self._trajectory.sample(t)
+        start, _, _ = self.reference(t)
         omega = lip_natural_frequency(max(self._home[2] - ground, 0.05), -self.gravity[2])
         requested = max(duration, 1e-3)
         duration = com_motion_duration(
@@ -140,14 +143,35 @@ class ComTask:
                 (*self.last_clamp.reasons, f"motion slowed to {duration:.2f} s (ZMP in the feet)"),
             )
         self._trajectory = QuinticPointTrajectory(start, target, t, duration)
+        self._tracked = None
         return target
+
+    def track(self, position: np.ndarray, velocity: np.ndarray, acceleration: np.ndarray) -> None:
+        """A per-tick reference source (walking's pattern generator).
+
+        Position [m], velocity [m/s] and acceleration [m/s^2] are the reference until the next
+        :meth:`track`, :meth:`hold` or :meth:`set_target`; the DCM feedback acts around them.
+        """
+        self._tracked = (
+            np.asarray(position, dtype=float),
+            np.asarray(velocity, dtype=float),
+            np.asarray(acceleration, dtype=float),
+        )
+
+    def hold(self, position: np.ndarray, t: float) -> None:
+        """Make ``position`` [m] the reference from t on (the end of a tracked motion)."""
+        position = np.asarray(position, dtype=float)
+        self._trajectory = QuinticPointTrajectory(position, position, t, 1e-3)
+        self._tracked = None
 
     def reference(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Reference position [m], velocity [m/s] and acceleration [m/s^2] at t.
 
-        Once the trajectory has ended its sample no longer depends on t: it is computed once
-        (read-only arrays).
+        A per-tick source (walking) overrides the trajectory while it tracks. Once the trajectory
+        has ended its sample no longer depends on t: it is computed once (read-only arrays).
         """
+        if self._tracked is not None:
+            return self._tracked
         trajectory = self._trajectory
         if (t - trajectory.start_time) / trajectory.duration < 1.0:
             return trajectory.sample(t)

@@ -61,6 +61,7 @@ class FrameTask:
         self._home: np.ndarray | None = None
         self.reach_limit: ReachLimit | None = None
         self.last_clamp = Clamped(None)
+        self._tracked: PoseReference | None = None
 
     # ------------------------------------------------------------------ reference
 
@@ -68,12 +69,14 @@ class FrameTask:
         """Hold the frame where it is at the start; targets are clamped around this position."""
         self._home = pose.translation.copy()
         self._trajectory = QuinticPoseTrajectory(pose, pose, t, 1.0)
+        self._tracked = None
 
     def reset(self) -> None:
         """Forget the reference (until the next :meth:`start`)."""
         self._trajectory = None
         self._home = None
         self.reach_limit = None
+        self._tracked = None
 
     def clamp(self, pose: pin.SE3) -> Clamped:
         """The pose brought within reach.
@@ -109,20 +112,33 @@ class FrameTask:
             raise TargetRejected(self.name, NOT_STARTED)
         self.last_clamp = self.clamp(pose)
         target = self.last_clamp.value
-        start, _, _ = self._trajectory.sample(t)
+        start, _, _ = self.reference(t)
         self._trajectory = QuinticPoseTrajectory(start, target, t, max(duration, 1e-3))
+        self._tracked = None
         return target
 
     def hold(self, pose: pin.SE3, t: float) -> None:
         """Make ``pose`` the reference from t on (a sole released where it is)."""
         self._trajectory = QuinticPoseTrajectory(pose, pose, t, 1e-3)
+        self._tracked = None
+
+    def track(self, reference: PoseReference) -> None:
+        """A per-tick reference source (walking's swing foot).
+
+        ``reference`` (pose, velocity and acceleration feed-forward) is the reference until the
+        next :meth:`track`, :meth:`hold` or :meth:`set_target`.
+        """
+        self._tracked = reference
 
     def reference(self, t: float) -> PoseReference:
         """The reference at t: pose, velocity and acceleration (see :data:`PoseReference`).
 
-        Once the trajectory has ended its sample no longer depends on t: it is computed once
-        (velocity and acceleration read-only, the pose copied).
+        A per-tick source (walking) overrides the trajectory while it tracks. Once the trajectory
+        has ended its sample no longer depends on t: it is computed once (velocity and
+        acceleration read-only, the pose copied).
         """
+        if self._tracked is not None:
+            return self._tracked
         trajectory = self._trajectory
         if (t - trajectory.start_time) / trajectory.duration < 1.0:
             return trajectory.sample(t)

@@ -19,12 +19,13 @@ import math
 from dataclasses import dataclass, fields, replace
 
 from wbm_description.exceptions import ConfigError
+from wbm_description.settings import Settings, setting
 
 _EPS = 1e-12
 
 
 @dataclass(frozen=True)
-class WalkingSettings:
+class WalkingSettings(Settings):
     """Parameters of walking (all SI units).
 
     Attributes:
@@ -79,42 +80,191 @@ class WalkingSettings:
         stabilizer_gain: DCM feedback gain k of z = z_ref + k (xi - xi_ref) [-], > 1; the DCM
             error decays at the rate (k - 1) omega.
         gravity: Gravity's magnitude [m/s^2].
+        step_adjustment_gain: Fraction of the grown DCM error the swing foot's touch-down is
+            moved by (:mod:`~wbm_control.walking.step_adjustment`) [-]; 0 disables it.
+        step_adjustment_dead_band: Shifts smaller than this leave the footstep as planned [m].
+        step_adjustment_freeze: No adjustment in the last this long of a swing (the foot is
+            about to land) [s].
     """
 
-    single_support_duration: float = 0.6
-    double_support_duration: float = 0.2
-    initial_double_support_duration: float = 0.6
-    final_double_support_duration: float = 0.6
-    max_step_length: float = 0.25
-    max_step_length_backward: float = 0.10
-    max_step_width: float = 0.10
-    max_step_yaw: float = 0.35
-    nominal_foot_spacing: float | None = None
-    min_foot_spacing: float = 0.10
-    swing_height: float = 0.04
-    com_height: float | None = None
-    zmp_margin: float = 0.01
-    mpc_time_step: float = 0.1
-    mpc_horizon: float = 1.6
-    time_step: float = 0.002
-    replan_period: float = 0.01
-    replan_from_measured_state: bool = False
-    max_forward_velocity: float = 0.30
-    max_backward_velocity: float = 0.10
-    max_lateral_velocity: float = 0.06
-    max_yaw_rate: float = 0.40
-    touchdown_force: float = 30.0
-    support_force: float = 50.0
-    min_touchdown_phase: float = 0.5
-    max_touchdown_delay: float = 0.1
-    late_touchdown_depth: float = 0.02
-    zmp_weight: float = 1.0
-    zmp_rate_weight: float = 1e-3
-    terminal_dcm_weight: float = 1e3
-    stabilizer_gain: float = 3.0
-    gravity: float = 9.81
+    single_support_duration: float = setting(
+        0.6, doc="Duration of a swing (one foot on the ground)", unit="s"
+    )
+    double_support_duration: float = setting(
+        0.2, doc="Duration of a double support between two steps", unit="s"
+    )
+    initial_double_support_duration: float = setting(
+        0.6,
+        doc=(
+            "Double support before the first step from standing, during which the CoM is shifted"
+            " over the first stance foot"
+        ),
+        unit="s",
+    )
+    final_double_support_duration: float = setting(
+        0.6,
+        doc=(
+            "Double support after the last step, while the CoM settles between the feet, before "
+            "the robot is standing again"
+        ),
+        unit="s",
+    )
+    max_step_length: float = setting(
+        0.25,
+        doc=(
+            "Largest forward displacement of a foot relative to the stance foot, along the "
+            "stance sole's x axis"
+        ),
+        unit="m",
+    )
+    max_step_length_backward: float = setting(
+        0.10, doc="Largest backward displacement, same axis [m] (>= 0)"
+    )
+    max_step_width: float = setting(
+        0.10,
+        doc=(
+            "Largest lateral displacement beyond the nominal foot spacing, along the stance "
+            "sole's y axis"
+        ),
+        unit="m",
+    )
+    max_step_yaw: float = setting(
+        0.35, doc="Largest yaw of a foot relative to the stance foot [rad], in (0, pi/2)"
+    )
+    nominal_foot_spacing: float | None = setting(
+        None,
+        doc=(
+            "Lateral distance between the sole frames when standing [m], or None to take it from"
+            " the robot model"
+        ),
+        null=0.0,
+    )
+    min_foot_spacing: float = setting(
+        0.10,
+        doc=(
+            "Smallest lateral distance of the swing sole from the stance sole, in the stance "
+            "sole frame and on the swing foot's side (feet never cross)"
+        ),
+        unit="m",
+    )
+    swing_height: float = setting(
+        0.04,
+        doc="Clearance of the swing foot: apex height above the lift-off/touch-down height",
+        unit="m",
+    )
+    com_height: float | None = setting(
+        None,
+        doc=(
+            "CoM height above the ground for the linear inverted pendulum [m], or None to take "
+            "it from the robot model"
+        ),
+        null=0.0,
+    )
+    zmp_margin: float = setting(
+        0.01,
+        doc="The ZMP is kept this far inside the sole rectangles (each side shrunk)",
+        unit="m",
+    )
+    mpc_time_step: float = setting(
+        0.1,
+        doc="Largest duration of a segment of the pattern generator's piecewise-linear ZMP",
+        unit="s",
+    )
+    mpc_horizon: float = setting(1.6, doc="Preview horizon of the pattern generator", unit="s")
+    time_step: float = setting(
+        0.002, doc="Control period [s] (the walking update is called at this rate)"
+    )
+    replan_period: float = setting(
+        0.01,
+        doc=(
+            "Period of the pattern generator's re-plans [s] (>= time_step); between re-plans the"
+            " plan is sampled in closed form, and every contact switch re-plans"
+        ),
+    )
+    replan_from_measured_state: bool = setting(
+        False,
+        doc=(
+            "True: every re-plan starts from the measured CoM state; False: re-plans start from "
+            "the plan's own state except at contact switches (each touch-down and lift-off), "
+            "where they start from the measured st"
+        ),
+    )
+    max_forward_velocity: float = setting(0.30, doc="Largest forward velocity command", unit="m/s")
+    max_backward_velocity: float = setting(
+        0.10, doc="Largest backward velocity command [m/s] (>= 0)"
+    )
+    max_lateral_velocity: float = setting(
+        0.06, doc="Largest lateral velocity command, either side", unit="m/s"
+    )
+    max_yaw_rate: float = setting(0.40, doc="Largest yaw rate command, either way", unit="rad/s")
+    touchdown_force: float = setting(
+        30.0, doc="Normal force above which a swing foot has touched down", unit="N"
+    )
+    support_force: float = setting(
+        50.0,
+        doc=(
+            "Normal force above which a stance foot is loaded: a foot is released only while the"
+            " other foot carries at least this"
+        ),
+        unit="N",
+    )
+    min_touchdown_phase: float = setting(
+        0.5,
+        doc=(
+            "Fraction of the swing after which a touch-down is accepted (early touch-down); "
+            "contacts before are taken for lift-off transients [-], in (0, 1]"
+        ),
+    )
+    max_touchdown_delay: float = setting(
+        0.1, doc="Longest extension of a swing waiting for a late touch-down", unit="s"
+    )
+    late_touchdown_depth: float = setting(
+        0.02,
+        doc="How far below the planned touch-down the foot is lowered during that extension",
+        unit="m",
+    )
+    zmp_weight: float = setting(
+        1.0,
+        doc="Cost weight of the ZMP's distance to its reference (support centres)",
+        unit="1/m^2",
+    )
+    zmp_rate_weight: float = setting(
+        1e-3, doc="Cost weight of the ZMP's rate of change", unit="s/m^2"
+    )
+    terminal_dcm_weight: float = setting(
+        1e3,
+        doc=(
+            "Cost weight of the distance of the DCM at the end of the horizon to the ZMP there "
+            "(viability: the CoM can stop over it), discounted by exp(-omega horizon)"
+        ),
+        unit="1/m^2",
+    )
+    stabilizer_gain: float = setting(
+        3.0,
+        doc=(
+            "DCM feedback gain k of z = z_ref + k (xi - xi_ref) [-], > 1; the DCM error decays "
+            "at the rate (k - 1) omega"
+        ),
+    )
+    gravity: float = setting(9.81, doc="Gravity's magnitude", unit="m/s^2")
+    step_adjustment_gain: float = setting(
+        0.0,
+        doc=(
+            "Fraction of the grown DCM error the swing foot's touch-down is moved by "
+            "(:mod:`~wbm_control.walking.step_adjustment`) [-]; 0 disables it"
+        ),
+    )
+    step_adjustment_dead_band: float = setting(
+        0.01, doc="Shifts smaller than this leave the footstep as planned", unit="m"
+    )
+    step_adjustment_freeze: float = setting(
+        0.1,
+        doc="No adjustment in the last this long of a swing (the foot is about to land)",
+        unit="s",
+    )
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
+        """The ranges and the rules between fields (see the class docstring)."""
         for item in fields(self):
             value = getattr(self, item.name)
             if item.name == "replan_from_measured_state":
@@ -158,6 +308,9 @@ class WalkingSettings:
             "max_touchdown_delay",
             "late_touchdown_depth",
             "zmp_rate_weight",
+            "step_adjustment_gain",
+            "step_adjustment_dead_band",
+            "step_adjustment_freeze",
         ):
             self._require(key, getattr(self, key) >= 0.0, "a number >= 0")
         self._require("max_step_yaw", self.max_step_yaw < 0.5 * math.pi, "an angle < pi/2 [rad]")

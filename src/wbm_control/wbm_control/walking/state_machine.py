@@ -40,6 +40,7 @@ from wbm_control.walking.feet import Feet
 from wbm_control.walking.footsteps import Footstep, Side, other_side
 from wbm_control.walking.settings import WalkingSettings
 from wbm_control.walking.swing_foot import SwingFootSample, SwingFootTrajectory
+from wbm_description.exceptions import InputError
 
 
 class WalkingState(enum.Enum):
@@ -156,6 +157,31 @@ class WalkingStateMachine:
     def swing_target(self) -> Footstep | None:
         """Where the swing foot is going, in single support."""
         return self._swing_target if self.state == WalkingState.SINGLE_SUPPORT else None
+
+    def retarget_swing(self, step: Footstep) -> None:
+        """Move the touch-down of the swing in progress (step adjustment).
+
+        The swing keeps its lift-off pose, start and duration; only its end changes, so the
+        reference moves by s(t) times the change (small changes per tick keep it smooth). The
+        schedule changes with it (the pattern generator re-plans on the new support).
+
+        Raises:
+            InputError: Not in single support, or a step of the stance side.
+        """
+        if self.state != WalkingState.SINGLE_SUPPORT or step.side != self.swing_side:
+            raise InputError("step", f"a {self.swing_side} step during a swing", step)
+        swing = self._swing
+        self._swing = SwingFootTrajectory(
+            start=swing.start,
+            end=step.placement(swing.end.translation[2]),
+            start_time=swing.start_time,
+            duration=swing.duration,
+            height=swing.height,
+            late_depth=swing.late_depth,
+            late_duration=swing.late_duration,
+        )
+        self._swing_target = step
+        self._version += 1
 
     def foot(self, side: Side) -> Footstep:
         """Where a foot is on the ground (a swinging foot: its lift-off footstep)."""

@@ -35,6 +35,8 @@ from wbm_control.walking.references import WalkingReferences
 from wbm_control.walking.settings import WalkingSettings
 from wbm_control.walking.stabilizer import DcmZmpStabilizer
 from wbm_control.walking.state_machine import WalkingState, WalkingStateMachine
+from wbm_control.walking.step_adjustment import StepAdjustment
+from wbm_control.walking.step_limits import StepLimits
 from wbm_description.exceptions import InputError
 from wbm_description.whole_body_model import WholeBodyModel
 
@@ -75,6 +77,14 @@ class WalkingController:
             time=time,
         )
         self.stabilizer = DcmZmpStabilizer(gain=settings.stabilizer_gain, omega=settings.omega)
+        self.step_adjustment = StepAdjustment(
+            StepLimits.from_settings(settings),
+            geometry.feet,
+            settings.omega,
+            gain=settings.step_adjustment_gain,
+            dead_band=settings.step_adjustment_dead_band,
+        )
+        self._nominal_swing: tuple[float, Footstep] | None = None
         self.command = (0.0, 0.0, 0.0)
         self.mode = "velocity"
         self._pending: list[Footstep] | None = None
@@ -230,6 +240,12 @@ class WalkingController:
             com_velocity=com_velocity,
             support_polygon=polygon,
         )
+        if self._adjust_step(t, stabilized.dcm_error):
+            # Re-planned from the plan's own state: the DCM error stays measured against the
+            # plan of lift-off, which the adjustment compensates.
+            schedule = sm.schedule(t)
+            plan = self.pattern_generator.replan(t, sample.com, sample.com_velocity, schedule)
+            self._last_replan, self._last_schedule = t, schedule
         swing = sm.swing_sample(t)
         support = sm.support()
         return WalkingReferences(
@@ -250,6 +266,32 @@ class WalkingController:
             contact_commands=tuple(commands),
             footsteps=sm.footsteps,
         )
+
+    def _adjust_step(self, t: float, dcm_error: np.ndarray) -> bool:
+        """Step adjustment during a swing (see :mod:`~wbm_control.walking.step_adjustment`).
+
+        The swing target planned at lift-off is moved by the grown DCM error, within the step
+        limits; the swing is re-targeted when that moves it by more than 5 mm from its current
+        target, not in the last ``step_adjustment_freeze`` of the swing. Whether it moved.
+        """
+        s, sm = self.settings, self.state_machine
+        if s.step_adjustment_gain <= 0.0 or sm.state != WalkingState.SINGLE_SUPPORT:
+            self._nominal_swing = None
+            return False
+        if self._nominal_swing is None or self._nominal_swing[0] != sm.phase_start:
+            self._nominal_swing = (sm.phase_start, sm.swing_target)
+        remaining = sm.phase_end - t
+        if remaining < s.step_adjustment_freeze:
+            return False
+        stance = sm.foot(sm.stance_side)
+        adjusted = self.step_adjustment.adjust(
+            self._nominal_swing[1], stance, dcm_error, remaining
+        )
+        current = sm.swing_target
+        if math.hypot(adjusted.x - current.x, adjusted.y - current.y) < 5e-3:
+            return False
+        sm.retarget_swing(adjusted)
+        return True
 
     def _support_polygon(self, support: tuple[Footstep, ...]) -> np.ndarray:
         """The hull of the soles in contact (full rectangles), computed when they change."""

@@ -1,0 +1,140 @@
+"""``wbm_benchmark_walking``: how fast and how robustly iCub walks, per engine and mode.
+
+In-process closed loop (:mod:`wbm_bringup.walking_rig`: controller with its estimator and the
+ankle F/T touch-down, engine at 1 ms), per engine (``compliant``, ``rigid``, ``mujoco``) and
+controller mode (``torque``, ``ik``):
+
+- the fastest forward speed sustained over ``--distance`` (3 m) without a fall: the commanded
+  speeds of ``--speeds`` are tried in increasing order until one falls or slides more than 5 mm;
+  the speed is the distance over the time from the command to the mid-feet crossing it;
+- at that speed: the largest footstep placement error (sole at touch-down vs planned), the
+  smallest ZMP margin (F/T ZMP in the held soles' polygon, 50 ms after switches excluded), the
+  largest base estimate error, and the controller step time while walking (median, p99);
+- the largest push on the torso (``--push-duration`` 0.1 s) survived while walking at 0.2 m/s,
+  sagittal and lateral, by bisection (``--push-iterations``).
+
+Run: ``wbm_benchmark_walking [--engines compliant mujoco] [--modes torque] [--speeds 0.2 0.3]``
+The first row printed is the machine reference: the median of one ``pin.aba`` on iCub.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+from wbm_bringup.walking_rig import ENGINES, controller_settings, make_walking_rig
+from wbm_description.registry import load_robot
+from wbm_description.whole_body_model import WholeBodyModel
+
+SLIDE_LIMIT = 5e-3  # [m] a faster run that slides more than this does not count
+
+
+def aba_reference(model: WholeBodyModel, repeats: int = 2000) -> float:
+    """Median time of one pin.aba on the model [s] (machine reference)."""
+    data = model.model.createData()
+    q = model.initial_configuration()
+    v = np.zeros(model.nv)
+    tau = np.zeros(model.nv)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        pin.aba(model.model, data, q, v, tau)
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def forward_run(model, settings, engine: str, speed: float, distance: float):
+    """(reached speed [m/s] or None on a fall, the rig) for one walk over ``distance``."""
+    rig = make_walking_rig(model, settings, engine, stand=0.5)
+    rig.command("set_velocity_command", speed, 0.0, 0.0)
+    start = rig.engine.time
+    rig.run(distance / max(speed, 0.05) * 1.5 + 2.0, until=lambda: rig.mid_feet()[0] >= distance)
+    elapsed = rig.engine.time - start
+    m = rig.metrics
+    ok = not m.fallen and rig.mid_feet()[0] >= distance and m.slide <= SLIDE_LIMIT
+    return (distance / elapsed if ok else None), rig
+
+
+def survives_push(model, settings, engine: str, impulse: float, axis: int, duration: float):
+    """Whether iCub walking at 0.2 m/s survives a push on the torso (no fall in 3 s)."""
+    rig = make_walking_rig(model, settings, engine, stand=0.5)
+    rig.command("set_velocity_command", 0.2, 0.0, 0.0)
+    rig.run(1.5)
+    if rig.metrics.fallen:
+        return False
+    wrench = np.zeros(6)
+    wrench[axis] = impulse / duration
+    rig.engine.apply_wrench("torso", wrench, duration)
+    rig.run(3.0)
+    return not rig.metrics.fallen
+
+
+def largest_push(model, settings, engine, axis, duration, iterations, upper=16.0) -> float:
+    """Bisection of the largest impulse [N s] survived (0 if even the smallest tried falls)."""
+    low, high = 0.0, upper
+    for _ in range(iterations):
+        middle = 0.5 * (low + high)
+        low, high = (
+            (middle, high)
+            if survives_push(model, settings, engine, middle, axis, duration)
+            else (low, middle)
+        )
+    return low
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of ``wbm_benchmark_walking``."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", type=Path, default=Path("config/icub/controller.yaml"))
+    parser.add_argument("--engines", nargs="+", default=list(ENGINES), choices=ENGINES)
+    parser.add_argument("--modes", nargs="+", default=["torque", "ik"], choices=["torque", "ik"])
+    parser.add_argument("--speeds", nargs="+", type=float, default=[0.2, 0.25, 0.3, 0.35])
+    parser.add_argument("--distance", type=float, default=3.0, help="[m]")
+    parser.add_argument("--push-duration", type=float, default=0.1, help="[s]")
+    parser.add_argument("--push-iterations", type=int, default=4)
+    parser.add_argument("--no-push", action="store_true", help="skip the push bisection")
+    args = parser.parse_args(argv)
+    model = WholeBodyModel.from_config(load_robot("icub"))
+    print(f"machine reference: pin.aba on iCub {aba_reference(model) * 1e6:.1f} us (median)")
+    print(
+        f"| engine | mode | fastest over {args.distance} m [m/s] | placement [mm] | "
+        "ZMP margin [mm] | estimate error [mm] | slide [mm] | step time median/p99 [ms] | "
+        "push sagittal [N s] | push lateral [N s] |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for engine in args.engines:
+        for mode in args.modes:
+            settings = controller_settings(args.config, mode)
+            best, best_rig = None, None
+            for speed in sorted(args.speeds):
+                reached, rig = forward_run(model, settings, engine, speed, args.distance)
+                if reached is None:
+                    break
+                best, best_rig = reached, rig
+            cells = ["fell"] + ["-"] * 5
+            if best_rig is not None:
+                m = best_rig.metrics
+                steps = np.array(m.step_times) * 1e3
+                cells = [
+                    f"{best:.3f}",
+                    f"{m.placement_error * 1e3:.1f}",
+                    f"{m.zmp_margin * 1e3:.1f}",
+                    f"{m.estimate_error * 1e3:.1f}",
+                    f"{m.slide * 1e3:.2f}",
+                    f"{np.median(steps):.2f}/{np.percentile(steps, 99):.2f}",
+                ]
+            pushes = ["-", "-"]
+            if not args.no_push:
+                pushes = [
+                    f"{largest_push(model, settings, engine, axis, args.push_duration, args.push_iterations):.1f}"  # noqa: E501
+                    for axis in (0, 1)
+                ]
+            print(f"| {engine} | {mode} | " + " | ".join(cells + pushes) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
