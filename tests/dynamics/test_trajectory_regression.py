@@ -8,9 +8,11 @@ contact solver (tolerance 1e-8) may amplify a little over 500 steps, never to a 
 
 Tolerances (absolute, stated per quantity): q 1e-9 [m, rad and quaternion], v 1e-7 [m/s, rad/s],
 contact forces, joint torques and F/T wrenches 1e-5 [N, N m] (on forces of ~10-300 N), IMU
-1e-6 (quaternion, rad/s, m/s^2). A change of the physics (a different law, a sign, a missing
-term) moves these by orders of magnitude more (a 1e-3 change of the contact stiffness moves q by
-~1e-7 within 0.5 s).
+1e-6 (quaternion, rad/s, m/s^2). Measured with the code of issue 11: q, v, contact forces,
+torques and IMU replay bit for bit, the F/T wrenches to 6e-14 N (their sums are taken in another
+order). A change of the physics moves these by orders of magnitude more: measured, a 0.1 %
+change of the normal contact stiffness moves q by 2.8e-6, v by 6.4e-4, the contact forces by
+0.028 N and the F/T wrenches by 0.1 N within the 0.5 s of standing.
 """
 
 from __future__ import annotations

@@ -160,6 +160,12 @@ class Simulator(Engine):
                 )
             if config.imu_frame is not None:
                 self.imu_frame_id = model.frame_id(config.imu_frame)
+        # Per sensor: whether its points are all the points of its joint (then the joint's
+        # total contact wrench is the one on its child side).
+        self._ft_whole_joint = [
+            bool(np.array_equal(mask, self.contact_points.joint == ft.joint))
+            for ft, mask in zip(self.ft_sensors, self._ft_points, strict=True)
+        ]
 
         self._tau = np.zeros(self.model.nv)
         self._fext = ExternalForces(self.model.njoints)
@@ -457,12 +463,19 @@ class Simulator(Engine):
         fext = self._sensor_fext
         fext.clear()
         kinematics = record.kinematics
+        joint_totals: dict[int, np.ndarray] = {}
         point_wrenches = None
         if kinematics.index.size:
             # The contact forces act at the points' positions at the start of the step, in the
             # joint frames at that configuration (the rotations of the step's kinematics).
-            self.contact_points.add_joint_forces(kinematics, record.contact_forces, fext)
-            point_wrenches = self.contact_points.point_wrenches(kinematics, record.contact_forces)
+            joints, totals = self.contact_points.joint_wrenches(kinematics, record.contact_forces)
+            for joint, total in zip(joints, totals, strict=True):
+                fext.add(joint, total)
+                joint_totals[joint] = total
+            if not all(self._ft_whole_joint):
+                point_wrenches = self.contact_points.point_wrenches(
+                    kinematics, record.contact_forces
+                )
         push_on_joint = []
         if record.pushes:
             pin.forwardKinematics(model, data, record.q)
@@ -472,9 +485,14 @@ class Simulator(Engine):
                 push_on_joint.append((push, force))
         pin.rnea(model, data, record.q, record.v, record.a, fext.forces)
         wrenches = {}
-        for sensor, mask in zip(self.ft_sensors, self._ft_points, strict=True):
+        for sensor, mask, whole_joint in zip(
+            self.ft_sensors, self._ft_points, self._ft_whole_joint, strict=True
+        ):
             on_child = pin.Force.Zero()
-            if point_wrenches is not None:
+            if whole_joint:  # the sensor sees every point of its joint: the joint's total
+                if sensor.joint in joint_totals:
+                    on_child = pin.Force(joint_totals[sensor.joint])
+            elif point_wrenches is not None:
                 rows = mask[kinematics.index]
                 if rows.any():
                     on_child = pin.Force(point_wrenches[rows].sum(axis=0))
