@@ -9,7 +9,10 @@ Tolerances, as for iCub and why: intersection over union >= 0.9 and centroid off
 silhouettes differ only at their anti-aliased border, about one pixel wide; a wrong joint sign or
 a misplaced mesh moves whole limbs by tens of pixels), >= 0.8 of each visible part's reference
 pixels are robot pixels, and the lowest rendered row is the reference's within 2 px (the feet are
-drawn on the ground plane).
+drawn on the ground plane). Measured: IoU 0.978 and 0.976, centroid offsets 0.34 and 0.23 px,
+coverage >= 0.989; against the arm-down reference the raised-arm picture scores IoU 0.81 and
+16.7 px. Wall time: 11 min on the shared 2-core machine at a load average of 40 (chromium
+renders WebGL in software), a few minutes when quiet.
 """
 
 from __future__ import annotations
