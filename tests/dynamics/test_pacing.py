@@ -244,7 +244,10 @@ def test_pause_stops_time_and_resume_goes_on_without_catching_up(panda):
 def test_divergence_stops_the_robot_and_reset_recovers(panda):
     # A limp panda falls under gravity: a max_speed of 0.5 rad/s is passed within a second.
     loop, backend, recorder = make_loop(
-        panda, sim_settings=SimulatorSettings(max_speed=0.5), pacing="as_fast_as_possible"
+        panda,
+        sim_settings=SimulatorSettings(max_speed=0.5),
+        pacing="as_fast_as_possible",
+        hold_posture_at_start=False,
     )
     loop.start(thread=False)
     for _ in range(500):
@@ -319,9 +322,15 @@ def test_hold_posture_at_start_and_after_a_reset(panda):
     loop.reset()
     np.testing.assert_array_equal(servos.position, posture.position)
     # Without it, nothing is commanded: the robot is limp.
-    loop, backend, _ = make_loop(panda, pacing="lockstep")
+    loop, backend, _ = make_loop(panda, pacing="lockstep", hold_posture_at_start=False)
     loop.start(thread=False)
     assert np.isnan(backend.engine.servos.position).all()
+    # Holding is the default, from the first simulated instant.
+    loop, backend, _ = make_loop(panda, pacing="lockstep")
+    assert loop.settings.hold_posture_at_start
+    loop.start(thread=False)
+    assert backend.time == 0.0
+    np.testing.assert_array_equal(backend.engine.servos.position, posture.position)
 
 
 def test_a_real_robot_is_paced_by_itself(icub):

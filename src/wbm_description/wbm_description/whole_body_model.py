@@ -92,20 +92,18 @@ def check_depth_first(model: pin.Model, source: Path | str | None = None) -> Non
     Raises:
         UrdfError: A joint whose subtree is not contiguous, named with the joint that breaks it.
     """
-    parents = model.parents
     for joint in range(1, model.njoints):
-        # Depth-first: the parent of each joint is the previous joint or one of its ancestors.
-        ancestor = joint - 1
-        while ancestor > parents[joint]:
-            ancestor = parents[ancestor]
-        if ancestor != parents[joint]:
+        # Depth-first: the joint's subtree holds exactly the joints numbered joint, joint + 1, ...
+        subtree = set(model.subtrees[joint])
+        stray = [k for k in range(joint, joint + len(subtree)) if k not in subtree]
+        if stray:
             raise UrdfError(
                 source or "<model>",
-                f"joint '{model.names[joint]}' (index {joint}, child of "
-                f"'{model.names[parents[joint]]}')",
+                f"joint '{model.names[stray[0]]}' (index {stray[0]})",
                 "joints numbered depth-first: each joint's children and their subtrees right "
                 "after it, as the URDF parser builds them (Pinocchio's algorithms assume it)",
-                f"it comes after '{model.names[joint - 1]}', outside its parent's subtree",
+                f"it lies inside the numbers of the subtree of '{model.names[joint]}' without "
+                "belonging to it",
             )
 
 

@@ -56,6 +56,7 @@ from wbm_description.ros.messages import time_from_seconds
 from wbm_description.whole_body_model import WholeBodyModel
 
 HAND_TASK = "left_hand"
+RESET_WAIT = 10.0  # [s of wall time] samples older than a reset are ignored at most this long
 PUSH_FRAME = "chest"
 
 
@@ -112,6 +113,7 @@ class SoakProbe:
         self.falls = self.falls_in_minute = 0
         self._reset_future = None
         self._fall_stamp: float | None = None  # after a reset: until the time restarts
+        self._reset_wall = 0.0
         self._next_target = 0.0
         best_effort = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT)
         reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
@@ -166,7 +168,13 @@ class SoakProbe:
         if self._reset_future is not None:
             if not self._reset_future.done():
                 return
+            answer = self._reset_future.result()
             self._reset_future = None
+            self._reset_wall = time.monotonic()
+            if answer is None or not answer.success:
+                self._fall_stamp = None  # not reset: measure on from where it is
+        if self._fall_stamp is not None and time.monotonic() - self._reset_wall > RESET_WAIT:
+            self._fall_stamp = None  # the restarted time never showed: take the samples again
         diverged = self.log.divergences > self._divergences
         self._divergences = self.log.divergences
         if diverged or (
