@@ -243,6 +243,115 @@ def machine_reference() -> float:
     return float(np.median(times))
 
 
+def transport_costs(repeats: int = 7, calls: int = 300) -> list[tuple[str, float, float]]:
+    """CPU time per call of the loop's message work on iCub, old converters beside new fillers.
+
+    Returns (label, median [s], spread max - min [s]) per row, measured in this process. The
+    rows: the robot contract's messages of one sample (clock, joint_states, imu, two ft,
+    ground truth odometry), the controller's joint_states parse, its command message, and the
+    state publisher's TF of one joint_states (kinematics and message), which
+    ``publish_frequency`` now pays at 50 Hz instead of at every sample.
+    """
+    from wbm_control.ros.messages import (
+        CommandMessage,
+        JointStateReader,
+        command_message,
+        joint_state_from_message,
+    )
+    from wbm_description.registry import load_robot
+    from wbm_description.robot_io import ImuReading, JointCommand, RobotReadings
+    from wbm_description.ros.marker_messages import MovingTransformMessages
+    from wbm_description.ros.messages import joint_state_message, odometry_message
+    from wbm_description.tf_tree import TfTree
+    from wbm_description.whole_body_model import WholeBodyModel
+    from wbm_dynamics.backends.backend import BaseState
+    from wbm_dynamics.ros.robot_messages import (
+        RobotMessages,
+        clock_message,
+        imu_message,
+        wrench_stamped_message,
+    )
+
+    model = WholeBodyModel.from_config(load_robot("icub"))
+    names, n = list(model.joint_names), model.ndof
+    rng = np.random.default_rng(0)
+    quaternion = rng.normal(size=4)
+    quaternion /= np.linalg.norm(quaternion)
+    imu = ImuReading(quaternion, rng.normal(size=3), rng.normal(size=3))
+    wrenches = {"left_foot": rng.normal(size=6), "right_foot": rng.normal(size=6)}
+    readings = RobotReadings(
+        1.0, rng.normal(size=n), rng.normal(size=n), rng.normal(size=n), imu, wrenches
+    )
+    base = BaseState(np.r_[rng.normal(size=3), quaternion], rng.normal(size=6))
+
+    def converters() -> None:
+        clock_message(1.0)
+        joint_state_message(
+            names,
+            readings.joint_positions,
+            readings.joint_velocities,
+            readings.joint_efforts,
+            stamp_seconds=1.0,
+        )
+        imu_message(imu, frame="imu", stamp_seconds=1.0)
+        for name, wrench in wrenches.items():
+            wrench_stamped_message(wrench, frame=name, stamp_seconds=1.0)
+        odometry_message(
+            base.configuration,
+            base.velocity,
+            world_frame="world",
+            base_frame="root",
+            stamp_seconds=1.0,
+        )
+
+    messages = RobotMessages(
+        names,
+        imu_frame="imu",
+        ft_frames={k: k for k in wrenches},
+        base_frame="root",
+        world_frame="world",
+    )
+    state = joint_state_message(
+        names, readings.joint_positions, readings.joint_velocities, readings.joint_efforts
+    )
+    reader = JointStateReader(model.joint_indices, n)
+    command = JointCommand(position=None, velocity=None, effort=rng.normal(size=n))
+    filler = CommandMessage(names)
+    tree = TfTree(model, world_frame="world", frame_prefix="")
+    q = model.neutral_configuration()
+    tf = MovingTransformMessages(tree.moving_transforms(q), base_last=model.floating_base)
+
+    def tf_of_one_sample() -> None:
+        translations, rotations = tree.moving_transform_arrays(q)
+        tf.fill(translations, rotations, state.header.stamp, with_base=True)
+
+    cases = (
+        ("robot messages of a sample: converters", converters),
+        (
+            "robot messages of a sample: RobotMessages.fill",
+            lambda: messages.fill(1.0, readings, base),
+        ),
+        (
+            "joint_states parse: joint_state_from_message",
+            lambda: joint_state_from_message(state, model.joint_indices, n),
+        ),
+        ("joint_states parse: JointStateReader.read", lambda: reader.read(state)),
+        ("command: command_message", lambda: command_message(names, command, 1.0)),
+        ("command: CommandMessage.fill", lambda: filler.fill(command, 1_000_000_000)),
+        ("state publisher TF of one joint_states", tf_of_one_sample),
+    )
+    rows = []
+    for label, call in cases:
+        runs = []
+        for _ in range(repeats):
+            start = time.process_time()
+            for _ in range(calls):
+                call()
+            runs.append((time.process_time() - start) / calls)
+        rows.append((label, float(np.median(runs)), max(runs) - min(runs)))
+    return rows
+
+
 def print_table(rows: list[tuple[str, dict[str, float]]]) -> None:
     """The figures of every row, then the breakdown of a cycle."""
     header = (
@@ -292,7 +401,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--log", type=Path, default=None, help="append the nodes' output to this file"
     )
+    parser.add_argument(
+        "--transport-costs",
+        action="store_true",
+        help="only print the CPU time of the loop's message work, old converters beside the "
+        "in-place fillers (no launch)",
+    )
     args = parser.parse_args(argv)
+    if args.transport_costs:
+        for label, median, spread in transport_costs():
+            print(f"{label:<50}{1e6 * median:>9.1f} us CPU (spread {1e6 * spread:.1f})")
+        print(
+            f"machine reference: one pin.aba on iCub {1e6 * machine_reference():.1f} us (median)"
+        )
+        return 0
     if args.launch_file is None:
         args.launch_file = launch_file("sim.launch.yaml")
     rows = []
