@@ -240,3 +240,44 @@ def test_bad_parameter_stops_the_node_naming_the_key(ros_env):
     assert result.returncode == EXIT_STARTUP_ERROR
     assert "cannot start" in result.stderr + result.stdout
     assert "com.kp" in result.stderr + result.stdout
+
+
+def test_joint_state_reader_and_command_message_equal_the_converters():
+    # The node's cached reader and preallocated command against the one-shot converters: same
+    # arrays (exact) for any order of names, same errors for bad messages.
+    from wbm_control.ros.messages import (
+        CommandMessage,
+        JointStateReader,
+        command_message,
+        joint_state_from_message,
+    )
+    from wbm_description.exceptions import InputError
+    from wbm_description.robot_io import JointCommand
+
+    index = {"a": 0, "b": 1, "c": 2}
+    reader = JointStateReader(index, 3)
+    rng = np.random.default_rng(2)
+    for names in (["a", "b", "c"], ["a", "b", "c"], ["c", "a", "b"], ["c", "a", "b"]):
+        message = joint_state_message(names, rng.normal(size=3), rng.normal(size=3))
+        for got, expected in zip(
+            reader.read(message), joint_state_from_message(message, index, 3), strict=True
+        ):
+            assert (got is None and expected is None) or np.array_equal(got, expected)
+    for bad in (
+        joint_state_message(["c", "a", "b"], [0.0, float("nan"), 1.0], [0.0, 0.0, 0.0]),
+        joint_state_message(["c", "a", "b"], [0.0, 0.0, 0.0]),  # no velocities
+        joint_state_message(["c", "a"], [0.0, 0.0], [0.0, 0.0]),  # a joint missing
+    ):
+        with pytest.raises(InputError):
+            joint_state_from_message(bad, index, 3)
+        with pytest.raises(InputError):
+            reader.read(bad)
+    filler = CommandMessage(["a", "b", "c"])
+    for command in (
+        JointCommand(position=rng.normal(size=3), velocity=rng.normal(size=3), effort=None),
+        JointCommand(position=None, velocity=None, effort=rng.normal(size=3)),
+    ):
+        stamp_ns = int(rng.integers(0, 10**12))
+        assert filler.fill(command, stamp_ns) == command_message(
+            ["a", "b", "c"], command, stamp_ns * 1e-9
+        )

@@ -262,3 +262,66 @@ def test_watchdog_puts_the_joints_in_damping_mode_and_commands_resume(tmp_path, 
         probe.spin_until(lambda: len(states) > count + 10, 10.0, "joint_states after the resume")
         assert process.poll() is None, read_log(log)
     assert "Traceback" not in read_log(log), read_log(log)
+
+
+def test_preallocated_messages_equal_the_converters_message_by_message():
+    # RobotMessages fills the same messages in place, publication after publication; the
+    # reference is the one-shot converters, field by field (message equality, exact doubles).
+    from wbm_description.robot_io import ImuReading, RobotReadings
+    from wbm_description.ros.messages import odometry_message
+    from wbm_dynamics.backends.backend import BaseState
+    from wbm_dynamics.ros.robot_messages import (
+        RobotMessages,
+        clock_message,
+        imu_message,
+        wrench_stamped_message,
+    )
+
+    names = ["a", "b", "c"]
+    messages = RobotMessages(
+        names,
+        imu_frame="imu",
+        ft_frames={"left": "l_sole_ft"},
+        base_frame="root_link",
+        world_frame="world",
+        imu_variances=(1e-4, 2e-4, 3e-4),
+    )
+    rng = np.random.default_rng(5)
+    for k in range(3):
+        quaternion = rng.normal(size=4)
+        quaternion /= np.linalg.norm(quaternion)
+        imu = ImuReading(quaternion, rng.normal(size=3), rng.normal(size=3))
+        efforts = rng.normal(size=3) if k != 1 else None  # k = 1: no efforts, sent empty
+        readings = RobotReadings(
+            0.5 * k + 0.001,
+            rng.normal(size=3),
+            rng.normal(size=3),
+            efforts,
+            imu,
+            {"left": rng.normal(size=6)},
+        )
+        base = BaseState(np.r_[rng.normal(size=3), quaternion], rng.normal(size=6))
+        t = readings.time
+        messages.fill(t, readings, base)
+        assert messages.clock == clock_message(t)
+        assert messages.joint_state == joint_state_message(
+            names, readings.joint_positions, readings.joint_velocities, efforts, stamp_seconds=t
+        )
+        assert messages.imu == imu_message(
+            imu,
+            frame="imu",
+            stamp_seconds=t,
+            orientation_variance=1e-4,
+            angular_velocity_variance=2e-4,
+            linear_acceleration_variance=3e-4,
+        )
+        assert messages.wrenches["left"] == wrench_stamped_message(
+            readings.wrenches["left"], frame="l_sole_ft", stamp_seconds=t
+        )
+        assert messages.odometry == odometry_message(
+            base.configuration,
+            base.velocity,
+            world_frame="world",
+            base_frame="root_link",
+            stamp_seconds=t,
+        )

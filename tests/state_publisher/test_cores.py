@@ -11,6 +11,7 @@ import pinocchio as pin
 import pytest
 import yaml
 
+from wbm_description.decimation import Decimator
 from wbm_description.exceptions import ConfigError, InputError
 from wbm_description.ft_ground_reaction import FootForceSensors
 from wbm_description.markers import MarkerOptions, marker_scene
@@ -152,3 +153,27 @@ def test_rviz_config_shows_model_tf_and_markers():
     sensors = FootForceSensors(WholeBodyModel.from_config(load_robot("icub")))
     scene = marker_scene(sensors, sensors.model.initial_configuration(), {}, MarkerOptions())
     assert set(markers["Namespaces"]) == {m.namespace for m in scene.markers}
+
+
+def test_decimator_lets_one_sample_per_period_of_stamps_through():
+    # 500 Hz stamps (2 ms) decimated to 50 Hz: every 10th sample, starting with the first;
+    # integer nanoseconds, so the count is exact.
+    decimator = Decimator(50.0)
+    stamps = [7_000_000_000 + 2_000_000 * k for k in range(100)]
+    passed = [s for s in stamps if decimator.due(s)]
+    assert passed == stamps[::10]
+    # Time going back (a reset) lets the sample through and restarts from it.
+    assert decimator.due(1_000_000_000) and not decimator.due(1_010_000_000)
+    assert decimator.due(1_020_000_000)
+    # Irregular stamps: never two within a period, and never a period skipped when samples exist.
+    rng = np.random.default_rng(3)
+    irregular = np.cumsum(rng.integers(1_000_000, 9_000_000, 300))
+    decimator = Decimator(50.0)
+    passed = np.array([s for s in irregular if decimator.due(int(s))])
+    gaps = np.diff(passed)
+    assert gaps.min() >= 20_000_000 and gaps.max() < 20_000_000 + 9_000_000
+    # Rate 0: every sample; a bad rate is refused with its name.
+    every = Decimator(0.0)
+    assert all(every.due(1) for _ in range(3))
+    with pytest.raises(ValueError, match="rate"):
+        Decimator(-1.0)

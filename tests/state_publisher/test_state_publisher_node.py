@@ -54,6 +54,10 @@ def publisher_process(start_node):
             "marker_rate:=50.0",
             "-p",
             "invalid_input_log_period:=0.0",
+            # TF for every joint_states: these tests check each message's transforms (some
+            # stamps 1 ns apart); the decimated rate has its own test (test_tf_rate.py).
+            "-p",
+            "publish_frequency:=0.0",
         ],
     )
     yield process

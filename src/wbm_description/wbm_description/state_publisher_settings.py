@@ -36,6 +36,15 @@ class StatePublisherSettings(Settings):
     resolve_package_uris: bool = setting(
         True, doc="publish robot_description with package:// URIs replaced by file:// paths"
     )
+    publish_frequency: float = setting(
+        50.0,
+        ge=0.0,
+        le=10000.0,
+        unit="Hz",
+        doc="most TF publications per second of robot time (joint_states stamps), as "
+        "robot_state_publisher's: the newest joint_states is published once 1/publish_frequency "
+        "has passed since the last one; 0 publishes every joint_states",
+    )
     marker_rate: float = setting(
         30.0, ge=0.0, le=1000.0, unit="Hz", doc="marker publication rate; 0 disables markers"
     )

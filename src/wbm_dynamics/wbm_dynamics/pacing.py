@@ -93,11 +93,16 @@ class RobotOutputs:
         time: Robot time [s] (simulated time, or a real robot's device time); every stamp.
         readings: The backend's readings (:meth:`RobotBackend.read`).
         base: The true base state (ground truth odometry), or None.
+        step_started: When the backend started advancing to ``time`` [s of
+            :func:`time.monotonic`]; 0 for a publication without a step (start, reset, bootstrap).
+        step_ended: When its readings were ready [s of :func:`time.monotonic`].
     """
 
     time: float
     readings: RobotReadings
     base: BaseState | None
+    step_started: float = 0.0
+    step_ended: float = 0.0
 
 
 Publish = Callable[[RobotOutputs], None]
@@ -224,9 +229,10 @@ class PacingLoop:
         with self._lock:
             if self._watchdog.check(self.backend.time):
                 self._enter_damping_mode()
+            started = time.monotonic()
             if not self._advance(self.publish_steps * self.period):
                 return
-            outputs = self._outputs()
+            outputs = self._outputs(started)
         self._publish(outputs)
         if self.follows_wall_clock:
             target = (
@@ -272,8 +278,9 @@ class PacingLoop:
                 if self._watchdog.command_received(self.backend.time):
                     self._log("info", "joint_commands resumed")
             if self.lockstep and not (self.paused or self.diverged):
+                started = time.monotonic()
                 if self._advance(self.control_steps * self.period):
-                    outputs = self._outputs()
+                    outputs = self._outputs(started)
         if outputs is not None:
             self._publish(outputs)
 
@@ -358,9 +365,10 @@ class PacingLoop:
             return False
         return True
 
-    def _outputs(self) -> RobotOutputs:
+    def _outputs(self, step_started: float = 0.0) -> RobotOutputs:
         backend = self.backend
-        return RobotOutputs(backend.time, backend.read(), backend.base_state())
+        readings, base = backend.read(), backend.base_state()
+        return RobotOutputs(backend.time, readings, base, step_started, time.monotonic())
 
 
 __all__ = [

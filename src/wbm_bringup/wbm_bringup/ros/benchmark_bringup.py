@@ -1,95 +1,383 @@
-"""``wbm_benchmark_bringup``: the full simulation bringup, timed from outside, per pacing.
+"""``wbm_benchmark_bringup``: the simulation bringup's closed loop, timed, per pacing and rate.
 
-For each pacing (lockstep and realtime) it starts ``launch/sim.launch.yaml`` through
-``wbm launch``'s runner, lets it warm up, then for ``--seconds`` of wall time a probe node
-records when each ``joint_states`` and ``joint_commands`` message arrives. It prints:
+Each row starts ``launch/sim.launch.yaml`` (robot interface, controller, state publisher) through
+``wbm launch``'s runner with a pacing and a control rate (realtime 500 Hz and 1 kHz, lockstep
+500 Hz and 1 kHz), with one extra subscriber on the graph: a probe node of this process that
+subscribes ``joint_states`` and ``tf`` reliably, as RViz or a recorder would. After ``--warmup``
+it measures for ``--seconds`` of wall time (60 s by default).
 
-- the control rate achieved: commands per second of simulated time and of wall time;
-- the closed-loop latency: from the arrival of a ``joint_states`` message to the arrival of the
-  first command after it (both seen by the probe, so DDS delivery is included), median and 99th
-  percentile;
-- the real-time factor: simulated seconds per wall second.
+How cycles are matched: a control cycle is one robot sample, published by the robot interface
+with its stamp (robot time); the controller (trigger ``inputs``) stamps its command with the
+stamp of the sample it answers. Both nodes publish per-cycle CLOCK_MONOTONIC instants on
+``~/cycle_timing`` (:mod:`wbm_description.ros.cycle_timing`); a sample is *answered* when a
+``joint_commands`` with its stamp arrived at the robot interface during the run, and *in time*
+when that was within one control period of its readings being ready. Printed per row:
+
+- cycles (samples published) per wall second, answered share, in-time share;
+- latency from the sample's readings ready in the robot interface to its command's arrival
+  there: median, p99, max;
+- RTF: robot seconds per wall second;
+- what the extra subscriber received per wall second (joint_states, tf);
+- the breakdown of a cycle (medians and p99): simulator step, publish (the robot contract's
+  messages of one sample), inputs to controller (readings ready to the controller's step start:
+  publish, transit and dispatch of joint_states, imu and ft/*), controller compute (estimator,
+  tasks, solve), controller publish (command and odometry), command back (controller published
+  to the command's arrival at the robot interface).
+
+A machine reference (median of one ``pin.aba`` on iCub) is printed beside the table, so figures
+from different machines can be compared.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
+import sys
+import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import rclpy
-from rclpy.executors import SingleThreadedExecutor
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from tf2_msgs.msg import TFMessage
 
 from wbm_bringup.launching import LaunchRunner, plan_launch
 from wbm_bringup.share import launch_file
+from wbm_description.ros.cycle_timing import timing_rows
+
+STARTUP_TIMEOUT = 180.0
+"""Longest wait for the loop to close (nodes started, the controller stepping) [s]."""
+
+ROWS = ("realtime-500", "realtime-1000", "lockstep-500", "lockstep-1000")
+STAGES = (
+    ("simulator step", "step"),
+    ("publish", "publish"),
+    ("inputs to controller", "inputs"),
+    ("controller compute", "compute"),
+    ("controller publish", "controller_publish"),
+    ("command back", "back"),
+    ("total (readings to command)", "total"),
+)
 
 
-def measure(launch_file: Path, pacing: str, *, warmup: float, seconds: float) -> dict[str, float]:
-    """Run the bringup with ``pacing`` and measure it (see the module docstring)."""
-    plan = plan_launch(launch_file, {"pacing": pacing})
-    runner = LaunchRunner(plan.processes, stream=io.StringIO())
+@dataclass
+class ProbeRecord:
+    """What the probe received (arrival instants of time.monotonic [s])."""
+
+    joint_states: list[float] = field(default_factory=list)
+    tf: list[float] = field(default_factory=list)
+    robot_rows: list[list[float]] = field(default_factory=list)
+    controller_rows: list[list[float]] = field(default_factory=list)
+    recording: bool = False
+    controller_batches: int = 0
+    """Batches of controller timing rows seen, recording or not (the loop is up)."""
+
+    def clear(self) -> None:
+        """Forget what was received (the warm-up)."""
+        self.joint_states.clear()
+        self.tf.clear()
+        self.robot_rows.clear()
+        self.controller_rows.clear()
+
+
+def _probe(context: rclpy.Context, record: ProbeRecord):
+    node = rclpy.create_node("bringup_benchmark_probe", context=context)
+    reliable = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+
+    def arrival(times: list[float]):
+        return lambda _: times.append(time.monotonic()) if record.recording else None
+
+    def rows(target: list[list[float]]):
+        def on_rows(message: Float64MultiArray) -> None:
+            if target is record.controller_rows:
+                record.controller_batches += 1
+            if record.recording:
+                target.extend(timing_rows(message)[1])
+
+        return on_rows
+
+    node.create_subscription(JointState, "joint_states", arrival(record.joint_states), reliable)
+    node.create_subscription(TFMessage, "tf", arrival(record.tf), reliable)
+    node.create_subscription(
+        Float64MultiArray, "/robot_interface/cycle_timing", rows(record.robot_rows), reliable
+    )
+    node.create_subscription(
+        Float64MultiArray, "/controller/cycle_timing", rows(record.controller_rows), reliable
+    )
+    return node
+
+
+def measure(
+    launch: Path,
+    pacing: str,
+    rate: float,
+    *,
+    warmup: float,
+    seconds: float,
+    log: Path | None = None,
+) -> dict[str, float]:
+    """Run the bringup with ``pacing`` at ``rate`` [Hz] and measure it (module docstring).
+
+    ``log``: a file the nodes' output is appended to (default: discarded).
+    """
+    arguments = {"pacing": pacing, "control_rate": f"{rate:g}", "publish_rate": f"{rate:g}"}
+    plan = plan_launch(launch, arguments)
+    output = io.StringIO()
+    runner = LaunchRunner(plan.processes, stream=output)
     context = rclpy.Context()
     rclpy.init(context=context)
-    node = rclpy.create_node("bringup_benchmark_probe", context=context)
+    record = ProbeRecord()
+    node = _probe(context, record)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
-    states: list[float] = []
-    commands: list[float] = []
-    clock: list[tuple[float, float]] = []
-    qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT)
-    reliable = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
-    node.create_subscription(
-        JointState, "joint_states", lambda _: states.append(time.monotonic()), qos
-    )
-    node.create_subscription(
-        JointState, "joint_commands", lambda _: commands.append(time.monotonic()), reliable
-    )
-    node.create_subscription(
-        Clock,
-        "/clock",
-        lambda m: clock.append((time.monotonic(), m.clock.sec + 1e-9 * m.clock.nanosec)),
-        reliable,
-    )
+
+    def spin() -> None:
+        with contextlib.suppress(ExternalShutdownException):
+            executor.spin()
+
+    spinner = threading.Thread(target=spin, daemon=True)
+    print(f"{pacing} {rate:g} Hz: warm-up {warmup:g} s, then {seconds:g} s", file=sys.stderr)
     try:
         runner.start()
-        end_warmup = time.monotonic() + warmup
-        while time.monotonic() < end_warmup:
-            executor.spin_once(timeout_sec=0.01)
-        states.clear()
-        commands.clear()
-        clock.clear()
+        spinner.start()
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while record.controller_batches == 0:  # the loop closed: the controller steps
+            if time.monotonic() > deadline or any(c.poll() is not None for c in runner.children):
+                raise RuntimeError(f"{pacing} {rate:g} Hz: the loop did not start")
+            time.sleep(0.2)
+        time.sleep(warmup)
+        record.clear()
+        record.recording = True
         start = time.monotonic()
-        while time.monotonic() < start + seconds:
-            executor.spin_once(timeout_sec=0.01)
+        time.sleep(seconds)
+        record.recording = False
         wall = time.monotonic() - start
+        time.sleep(0.5)  # the last batches of timing rows
     finally:
-        executor.shutdown()
+        executor.shutdown(timeout_sec=5.0)
+        spinner.join(timeout=5.0)
         node.destroy_node()
-        rclpy.shutdown(context=context)
+        rclpy.try_shutdown(context=context)
         runner.request_stop()
         runner.wait()
-    if len(clock) < 2 or len(commands) < 2 or len(states) < 2:
-        raise RuntimeError(f"pacing {pacing}: the loop did not run during the measurement")
-    simulated = clock[-1][1] - clock[0][1]
-    state_times = np.array(states)
-    command_times = np.array(commands)
-    # The first command after each state (within 0.1 s, else the state went unanswered).
-    index = np.searchsorted(command_times, state_times)
-    answered = index < len(command_times)
-    latency = command_times[index[answered]] - state_times[answered]
-    latency = latency[latency < 0.1]
-    return {
-        "rate_sim": len(commands) / simulated if simulated > 0 else float("nan"),
-        "rate_wall": len(commands) / wall,
-        "latency_median": float(np.median(latency)) if len(latency) else float("nan"),
-        "latency_p99": float(np.percentile(latency, 99)) if len(latency) else float("nan"),
-        "rtf": simulated / (clock[-1][0] - clock[0][0]),
+        if log is not None:
+            with log.open("a") as file:
+                file.write(f"===== {pacing} {rate:g} Hz\n{output.getvalue()}")
+    return summarize(record, rate, wall)
+
+
+def summarize(record: ProbeRecord, rate: float, wall: float) -> dict[str, float]:
+    """The row's figures from the probe's record (module docstring)."""
+    robot = np.array(record.robot_rows).reshape(-1, 5)
+    samples = robot[(robot[:, 1] == 0.0) & (robot[:, 2] > 0.0)]  # publications after a step
+    commands = robot[robot[:, 1] == 1.0]
+    if len(samples) < 2:
+        raise RuntimeError(f"{rate:g} Hz: the loop did not run during the measurement")
+    controller = np.array(record.controller_rows).reshape(-1, 5)
+    command_arrival = {int(s): t for s, t in zip(commands[:, 0], commands[:, 2], strict=True)}
+    steps = {int(row[0]): row for row in controller}
+    stamps = samples[:, 0].astype(np.int64)
+    ready = samples[:, 3]
+    arrived = np.array([command_arrival.get(int(s), np.nan) for s in stamps])
+    answered = np.isfinite(arrived)
+    total = arrived - ready
+    in_time = answered & (total <= 1.0 / rate)
+    stages: dict[str, list[float]] = {key: [] for _, key in STAGES}
+    for sample, stamp, back_at in zip(samples, stamps, arrived, strict=True):
+        stages["step"].append(sample[3] - sample[2])
+        stages["publish"].append(sample[4] - sample[3])
+        row = steps.get(int(stamp))
+        if row is None:
+            continue
+        stages["inputs"].append(row[2] - sample[3])
+        stages["compute"].append(row[3] - row[2])
+        stages["controller_publish"].append(row[4] - row[3])
+        if np.isfinite(back_at):
+            stages["back"].append(back_at - row[4])
+            stages["total"].append(back_at - sample[3])
+    simulated = (stamps[-1] - stamps[0]) * 1e-9
+    result = {
+        "cycles_wall": len(samples) / wall,
+        "answered": float(np.mean(answered)),
+        "in_time": float(np.mean(in_time)),
+        "rtf": simulated / (ready[-1] - ready[0]),
+        "probe_joint_states": len(record.joint_states) / wall,
+        "probe_tf": len(record.tf) / wall,
     }
+    latency = total[answered]
+    for name, q in (("median", 50), ("p99", 99), ("max", 100)):
+        result[f"latency_{name}"] = float(np.percentile(latency, q)) if len(latency) else np.nan
+    for _, key in STAGES:
+        values = np.array(stages[key])
+        result[f"{key}_median"] = float(np.median(values)) if len(values) else np.nan
+        result[f"{key}_p99"] = float(np.percentile(values, 99)) if len(values) else np.nan
+    return result
+
+
+def machine_reference() -> float:
+    """Median of one ``pin.aba`` on iCub at a random state [s] (a per-machine yardstick)."""
+    import pinocchio as pin
+
+    from wbm_description.registry import load_robot
+    from wbm_description.whole_body_model import WholeBodyModel
+
+    model = WholeBodyModel.from_config(load_robot("icub")).model
+    data = model.createData()
+    rng = np.random.default_rng(0)
+    q = pin.randomConfiguration(
+        model, -np.ones(model.nq) * 0.5 + pin.neutral(model), np.ones(model.nq) * 0.5
+    )
+    q = pin.normalize(model, q)
+    v, tau = rng.normal(size=model.nv), rng.normal(size=model.nv)
+    times = []
+    for _ in range(2000):
+        t0 = time.perf_counter()
+        pin.aba(model, data, q, v, tau)
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def transport_costs(repeats: int = 7, calls: int = 300) -> list[tuple[str, float, float]]:
+    """CPU time per call of the loop's message work on iCub, old converters beside new fillers.
+
+    Returns (label, median [s], spread max - min [s]) per row, measured in this process. The
+    rows: the robot contract's messages of one sample (clock, joint_states, imu, two ft,
+    ground truth odometry), the controller's joint_states parse, its command message, and the
+    state publisher's TF of one joint_states (kinematics and message), which
+    ``publish_frequency`` now pays at 50 Hz instead of at every sample.
+    """
+    from wbm_control.ros.messages import (
+        CommandMessage,
+        JointStateReader,
+        command_message,
+        joint_state_from_message,
+    )
+    from wbm_description.registry import load_robot
+    from wbm_description.robot_io import ImuReading, JointCommand, RobotReadings
+    from wbm_description.ros.marker_messages import MovingTransformMessages
+    from wbm_description.ros.messages import joint_state_message, odometry_message
+    from wbm_description.tf_tree import TfTree
+    from wbm_description.whole_body_model import WholeBodyModel
+    from wbm_dynamics.backends.backend import BaseState
+    from wbm_dynamics.ros.robot_messages import (
+        RobotMessages,
+        clock_message,
+        imu_message,
+        wrench_stamped_message,
+    )
+
+    model = WholeBodyModel.from_config(load_robot("icub"))
+    names, n = list(model.joint_names), model.ndof
+    rng = np.random.default_rng(0)
+    quaternion = rng.normal(size=4)
+    quaternion /= np.linalg.norm(quaternion)
+    imu = ImuReading(quaternion, rng.normal(size=3), rng.normal(size=3))
+    wrenches = {"left_foot": rng.normal(size=6), "right_foot": rng.normal(size=6)}
+    readings = RobotReadings(
+        1.0, rng.normal(size=n), rng.normal(size=n), rng.normal(size=n), imu, wrenches
+    )
+    base = BaseState(np.r_[rng.normal(size=3), quaternion], rng.normal(size=6))
+
+    def converters() -> None:
+        clock_message(1.0)
+        joint_state_message(
+            names,
+            readings.joint_positions,
+            readings.joint_velocities,
+            readings.joint_efforts,
+            stamp_seconds=1.0,
+        )
+        imu_message(imu, frame="imu", stamp_seconds=1.0)
+        for name, wrench in wrenches.items():
+            wrench_stamped_message(wrench, frame=name, stamp_seconds=1.0)
+        odometry_message(
+            base.configuration,
+            base.velocity,
+            world_frame="world",
+            base_frame="root",
+            stamp_seconds=1.0,
+        )
+
+    messages = RobotMessages(
+        names,
+        imu_frame="imu",
+        ft_frames={k: k for k in wrenches},
+        base_frame="root",
+        world_frame="world",
+    )
+    state = joint_state_message(
+        names, readings.joint_positions, readings.joint_velocities, readings.joint_efforts
+    )
+    reader = JointStateReader(model.joint_indices, n)
+    command = JointCommand(position=None, velocity=None, effort=rng.normal(size=n))
+    filler = CommandMessage(names)
+    tree = TfTree(model, world_frame="world", frame_prefix="")
+    q = model.neutral_configuration()
+    tf = MovingTransformMessages(tree.moving_transforms(q), base_last=model.floating_base)
+
+    def tf_of_one_sample() -> None:
+        translations, rotations = tree.moving_transform_arrays(q)
+        tf.fill(translations, rotations, state.header.stamp, with_base=True)
+
+    cases = (
+        ("robot messages of a sample: converters", converters),
+        (
+            "robot messages of a sample: RobotMessages.fill",
+            lambda: messages.fill(1.0, readings, base),
+        ),
+        (
+            "joint_states parse: joint_state_from_message",
+            lambda: joint_state_from_message(state, model.joint_indices, n),
+        ),
+        ("joint_states parse: JointStateReader.read", lambda: reader.read(state)),
+        ("command: command_message", lambda: command_message(names, command, 1.0)),
+        ("command: CommandMessage.fill", lambda: filler.fill(command, 1_000_000_000)),
+        ("state publisher TF of one joint_states", tf_of_one_sample),
+    )
+    rows = []
+    for label, call in cases:
+        runs = []
+        for _ in range(repeats):
+            start = time.process_time()
+            for _ in range(calls):
+                call()
+            runs.append((time.process_time() - start) / calls)
+        rows.append((label, float(np.median(runs)), max(runs) - min(runs)))
+    return rows
+
+
+def print_table(rows: list[tuple[str, dict[str, float]]]) -> None:
+    """The figures of every row, then the breakdown of a cycle."""
+    header = (
+        f"{'row':<15}{'cycles/wall s':>14}{'answered %':>12}{'in time %':>11}"
+        f"{'lat med [ms]':>14}{'p99 [ms]':>10}{'max [ms]':>10}{'RTF':>7}"
+        f"{'probe js/s':>12}{'probe tf/s':>12}"
+    )
+    print(header)
+    print("-" * len(header))
+    for name, r in rows:
+        print(
+            f"{name:<15}{r['cycles_wall']:>14.1f}{100 * r['answered']:>12.2f}"
+            f"{100 * r['in_time']:>11.2f}{1e3 * r['latency_median']:>14.2f}"
+            f"{1e3 * r['latency_p99']:>10.2f}{1e3 * r['latency_max']:>10.2f}{r['rtf']:>7.2f}"
+            f"{r['probe_joint_states']:>12.1f}{r['probe_tf']:>12.1f}"
+        )
+    print()
+    print("breakdown of a cycle, median / p99 [ms]")
+    header = f"{'stage':<30}" + "".join(f"{name:>17}" for name, _ in rows)
+    print(header)
+    print("-" * len(header))
+    for label, key in STAGES:
+        cells = "".join(
+            f"{1e3 * r[f'{key}_median']:>8.3f} /{1e3 * r[f'{key}_p99']:>7.3f}" for _, r in rows
+        )
+        print(f"{label:<30}{cells}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,31 +389,55 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="the simulation launch file (default: sim.launch.yaml of the installed wbm_bringup)",
     )
-    parser.add_argument("--seconds", type=float, default=10.0, help="measured wall time [s]")
+    parser.add_argument("--seconds", type=float, default=60.0, help="measured wall time [s]")
     parser.add_argument("--warmup", type=float, default=5.0, help="wall time before it [s]")
+    parser.add_argument(
+        "--rows",
+        nargs="+",
+        choices=ROWS,
+        default=list(ROWS),
+        help="which pacing-rate rows to run (default: all)",
+    )
+    parser.add_argument(
+        "--log", type=Path, default=None, help="append the nodes' output to this file"
+    )
+    parser.add_argument(
+        "--transport-costs",
+        action="store_true",
+        help="only print the CPU time of the loop's message work, old converters beside the "
+        "in-place fillers (no launch)",
+    )
     args = parser.parse_args(argv)
+    if args.transport_costs:
+        for label, median, spread in transport_costs():
+            print(f"{label:<50}{1e6 * median:>9.1f} us CPU (spread {1e6 * spread:.1f})")
+        print(
+            f"machine reference: one pin.aba on iCub {1e6 * machine_reference():.1f} us (median)"
+        )
+        return 0
     if args.launch_file is None:
         args.launch_file = launch_file("sim.launch.yaml")
     rows = []
-    for pacing in ("lockstep", "realtime"):
+    for row in args.rows:
+        pacing, rate = row.split("-")
         rows.append(
-            (pacing, measure(args.launch_file, pacing, warmup=args.warmup, seconds=args.seconds))
+            (
+                row,
+                measure(
+                    args.launch_file,
+                    pacing,
+                    float(rate),
+                    warmup=args.warmup,
+                    seconds=args.seconds,
+                    log=args.log,
+                ),
+            )
         )
-    header = (
-        f"{'pacing':<10}{'commands/sim s':>16}{'commands/wall s':>17}"
-        f"{'latency median [ms]':>21}{'latency p99 [ms]':>18}{'RTF':>7}"
-    )
-    print(header)
-    print("-" * len(header))
-    for pacing, row in rows:
-        print(
-            f"{pacing:<10}{row['rate_sim']:>16.1f}{row['rate_wall']:>17.1f}"
-            f"{1e3 * row['latency_median']:>21.2f}{1e3 * row['latency_p99']:>18.2f}"
-            f"{row['rtf']:>7.2f}"
-        )
+    print_table(rows)
+    print()
     print(
-        "controller at 500 Hz (one command per 2 ms of simulated time is the target); latency: "
-        "joint_states arrival to the next joint_commands arrival at a probe node"
+        f"machine reference: one pin.aba on iCub {1e6 * machine_reference():.1f} us (median); "
+        "probe: an extra reliable subscriber to joint_states and tf, as RViz or a recorder"
     )
     return 0
 

@@ -73,11 +73,11 @@ from wbm_control.controller_settings import ControllerSettings
 from wbm_control.exceptions import TargetRejected
 from wbm_control.joint_state_guard import JointStateGuard, Screening
 from wbm_control.ros.messages import (
-    command_message,
+    CommandMessage,
+    JointStateReader,
     diagnostics_array,
     diagnostics_message,
     imu_from_message,
-    joint_state_from_message,
     point_from_message,
     pose_from_message,
     stamp_nanoseconds,
@@ -95,6 +95,7 @@ from wbm_control.walking_behaviour import WalkingBehaviour
 from wbm_description.exceptions import ConfigError, NameNotFound, WbmError
 from wbm_description.registry import load_robot
 from wbm_description.robot_io import JointCommand
+from wbm_description.ros.cycle_timing import CycleTiming
 from wbm_description.ros.messages import base_from_odometry, odometry_message, wrench_from_message
 from wbm_description.ros.node_runtime import (
     ROS_PARAMETERS,
@@ -110,6 +111,11 @@ WATCHDOG_PERIOD = 0.1  # [s] of wall time
 WATCHDOG_KIND = "no joint_states (wall clock)"  # the watchdog's reasons, for the log
 GUARD_REPORT_PERIOD = 1.0  # [s] of wall time between joint_states diagnostics reports
 MARKERS_RATE = 5.0  # [Hz], about: walking/markers
+TIMING_COLUMNS = ("stamp_ns", "joint_states_arrived", "step_started", "step_ended", "published")
+"""``~/cycle_timing`` rows, one per control step: the sample's stamp (trigger ``inputs``; the
+command's stamp otherwise) [ns], then instants of time.monotonic [s]: the sample's joint_states
+arrived, its last input arrived and the step started, the command was computed, the command and
+odometry were published."""
 
 
 class ControllerNode(WbmNode):
@@ -137,6 +143,10 @@ class ControllerNode(WbmNode):
         self._last_guard_report = -float("inf")
         self.base_frame = robot.base_link
         self._steps = 0
+        self._joint_states = JointStateReader(self.model.joint_indices, self.model.ndof)
+        self._command = CommandMessage(self.model.joint_names)
+        self._joint_states_arrived = 0.0
+        self.timing = CycleTiming(self, TIMING_COLUMNS)
         self._diagnostics_every = max(1, round(self.settings.control_rate / DIAGNOSTICS_RATE))
         self._markers_every = max(1, round(self.settings.control_rate / MARKERS_RATE))
         self.walking = WalkingBehaviour(
@@ -184,7 +194,7 @@ class ControllerNode(WbmNode):
             DiagnosticArray, "diagnostics", reliable
         )
         if self.settings.trigger == "timer":
-            self.create_timer(self.settings.control_period, self._control_step)
+            self.create_timer(self.settings.control_period, self._on_control_timer)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.create_timer(WATCHDOG_PERIOD, self._on_watchdog, clock=steady)
         self.get_logger().info(
@@ -198,15 +208,14 @@ class ControllerNode(WbmNode):
         return self.get_clock().now().nanoseconds * 1e-9
 
     def _on_joint_states(self, message: JointState, info: MessageInfo) -> None:
+        arrived = time.monotonic()
         try:
-            positions, velocities, efforts = joint_state_from_message(
-                message, self.model.joint_indices, self.model.ndof
-            )
+            positions, velocities, efforts = self._joint_states.read(message)
         except WbmError as error:
             self.throttled.warning("joint_states", f"dropped joint_states: {error}")
             return
         stamp = stamp_nanoseconds(message.header.stamp)
-        wall_time = time.monotonic()
+        wall_time = self._joint_states_arrived = arrived
         gid = info.get("publisher_gid") if info else None
         screening = self.joint_state_guard.screen(
             positions,
@@ -223,7 +232,7 @@ class ControllerNode(WbmNode):
             positions, velocities, efforts, time=self._now(), stamp=stamp, wall_time=wall_time
         )
         if due:
-            self._control_step()
+            self._control_step(stamp)
 
     def _report_joint_states(self, screening: Screening, wall_time: float) -> None:
         """Log (throttled) and report in diagnostics a rejected joint state sample."""
@@ -257,7 +266,7 @@ class ControllerNode(WbmNode):
             return
         stamp = stamp_nanoseconds(message.header.stamp)
         if self.inputs.set_imu(reading, time=self._now(), stamp=stamp):
-            self._control_step()
+            self._control_step(stamp)
 
     def _on_wrench(self, sensor: str, message: WrenchStamped) -> None:
         topic, frame = wrench_input(sensor), self.sensor_frames[sensor]
@@ -274,7 +283,7 @@ class ControllerNode(WbmNode):
             return
         stamp = stamp_nanoseconds(message.header.stamp)
         if self.inputs.set_wrench(sensor, wrench, time=self._now(), stamp=stamp):
-            self._control_step()
+            self._control_step(stamp)
 
     def _on_ground_truth(self, message: Odometry) -> None:
         try:
@@ -394,7 +403,17 @@ class ControllerNode(WbmNode):
         self._hold(reason, now, kind=WATCHDOG_KIND)
         self.diagnostics_publisher.publish(diagnostics_message(self.controller.status, now))
 
-    def _control_step(self) -> None:
+    def _on_control_timer(self) -> None:
+        # No argument: an executor passes TimerInfo to a timer callback that takes one.
+        self._control_step()
+
+    def _control_step(self, sample_stamp: int | None = None) -> None:
+        """One control step: command, odometry, diagnostics.
+
+        The command is stamped with the sample it answers (trigger ``inputs``), else with the
+        node's time.
+        """
+        started = time.monotonic()
         now = self._now()
         stale = self.inputs.stale(now)
         if stale:
@@ -404,6 +423,7 @@ class ControllerNode(WbmNode):
                 self.throttled.warning("waiting", f"waiting for inputs: {', '.join(stale)}")
             self._publish_diagnostics(now)
             return
+        stamp_ns = sample_stamp if sample_stamp is not None else round(now * 1e9)
         try:
             command = self.controller.step(
                 self.inputs.readings(now), ground_truth=self.inputs.ground_truth
@@ -413,13 +433,14 @@ class ControllerNode(WbmNode):
             command = self.controller.hold_command(
                 f"step failed: {error}", self.inputs.joint_positions
             )
+        computed = time.monotonic()
         status = self.controller.status
         self._log(self.safe_hold.after_step(status.safe, status.reason))
         if status.fallback:
             self.throttled.warning(
                 "fallback", f"whole-body QP fallback '{status.fallback}': {status.fallback_reason}"
             )
-        self._publish_command(command, now)
+        self.command_publisher.publish(self._command.fill(command, stamp_ns))
         if status.estimate is not None:
             q, v = status.estimate.q, status.estimate.v
             self.odom_publisher.publish(
@@ -428,13 +449,14 @@ class ControllerNode(WbmNode):
                     v[:6],
                     world_frame=self.settings.world_frame,
                     base_frame=self.base_frame,
-                    stamp_seconds=now,
+                    stamp_seconds=stamp_ns * 1e-9,
                 )
             )
+        self.timing.add(stamp_ns, self._joint_states_arrived, started, computed, time.monotonic())
         self._publish_diagnostics(now)
 
     def _publish_command(self, command: JointCommand, now: float) -> None:
-        self.command_publisher.publish(command_message(self.model.joint_names, command, now))
+        self.command_publisher.publish(self._command.fill(command, round(now * 1e9)))
 
     def _publish_diagnostics(self, now: float) -> None:
         self._steps += 1

@@ -5,6 +5,7 @@ The shared ones (JointState, Odometry, Wrench, Time) are in :mod:`wbm_descriptio
 
 from __future__ import annotations
 
+import array
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,6 +23,8 @@ from wbm_description.ros.messages import (
     joint_state_message,
     time_from_seconds,
 )
+
+_NANOSECONDS = 1_000_000_000
 
 
 def stamp_nanoseconds(stamp: Any) -> int:
@@ -50,6 +53,66 @@ def joint_state_from_message(
         efforts = np.empty(ndof)
         efforts[arrays.indices] = arrays.effort
     return positions, velocities, efforts
+
+
+class JointStateReader:
+    """:func:`joint_state_from_message` with the name check done once per list of names.
+
+    A robot sends the same names in the same order in every message: when a message's names
+    are those of the last valid one, only the values are checked (lengths, finite); any other
+    list of names gets the full check. Same results and errors as the function.
+
+    Args:
+        joint_index: Joint name to model index.
+        ndof: Number of joints of the model.
+    """
+
+    def __init__(self, joint_index: Mapping[str, int], ndof: int):
+        self._joint_index = joint_index
+        self._ndof = ndof
+        self._names: list[str] | None = None
+        self._indices: np.ndarray | None = None
+        self._identity = False
+
+    def read(self, message: JointState) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Positions [rad], velocities [rad/s] and efforts [N m] (or None) in model order.
+
+        Raises:
+            InputError: As :func:`joint_state_from_message`.
+        """
+        names = message.name
+        if self._names is None or names != self._names:
+            arrays = joint_arrays_from_message(message, self._joint_index, require_all=True)
+            if arrays.position is None or arrays.velocity is None:
+                raise InputError("joint_states", "position and velocity of every joint")
+            self._names = list(names)
+            self._indices = arrays.indices
+            self._identity = bool(np.array_equal(arrays.indices, np.arange(self._ndof)))
+        n = self._ndof
+        out = []
+        for field in ("position", "velocity", "effort"):
+            values = getattr(message, field)
+            if len(values) == 0:
+                if field != "effort":
+                    raise InputError("joint_states", "position and velocity of every joint")
+                out.append(None)
+                continue
+            if len(values) != n:
+                raise InputError(field, f"{n} values (one per name) or none", len(values))
+            array_ = (
+                np.frombuffer(values, dtype=float)
+                if isinstance(values, array.array)
+                else (np.asarray(values, dtype=float))
+            )
+            if not np.isfinite(array_).all():
+                raise InputError(field, "finite values (no NaN or inf)")
+            if self._identity:
+                out.append(array_.copy())
+            else:
+                ordered = np.empty(n)
+                ordered[self._indices] = array_
+                out.append(ordered)
+        return out[0], out[1], out[2]
 
 
 def imu_from_message(message: Imu) -> ImuReading:
@@ -104,6 +167,37 @@ def command_message(
     return joint_state_message(
         names, command.position, command.velocity, command.effort, stamp_seconds=stamp_seconds
     )
+
+
+class CommandMessage:
+    """The ``joint_commands`` message, allocated once (names set) and filled per command."""
+
+    def __init__(self, names: Sequence[str]):
+        self.message = JointState()
+        self.message.name = list(names)
+        self._n = len(names)
+
+    def fill(self, command: JointCommand, stamp_ns: int) -> JointState:
+        """The message of ``command`` at ``stamp_ns`` [ns] (None arrays sent empty).
+
+        Raises:
+            InputError: An array that is not one value per joint.
+        """
+        message = self.message
+        message.header.stamp.sec, message.header.stamp.nanosec = divmod(stamp_ns, _NANOSECONDS)
+        for field in ("position", "velocity", "effort"):
+            values = getattr(command, field)
+            if values is None:
+                setattr(message, field, _EMPTY)
+                continue
+            values = np.ascontiguousarray(values, dtype=float)
+            if values.shape != (self._n,):
+                raise InputError(field, f"{self._n} values (one per name)", values.shape)
+            setattr(message, field, array.array("d", values.tobytes()))
+        return message
+
+
+_EMPTY = array.array("d")
 
 
 def diagnostics_message(

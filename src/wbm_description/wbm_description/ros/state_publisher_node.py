@@ -8,9 +8,11 @@ Publishes:
 
 - ``robot_description`` (std_msgs/String, reliable, transient local): the URDF, once.
 - ``tf_static`` (tf2_msgs/TFMessage, transient local): fixed and locked joints, tool frames.
-- ``tf`` (tf2_msgs/TFMessage): for every valid ``joint_states`` message, the actuated joints'
-  transforms and (floating base, once a base pose arrived) world -> base, stamped with the
-  joint_states stamp.
+- ``tf`` (tf2_msgs/TFMessage): at most ``publish_frequency`` times per second of robot time (as
+  robot_state_publisher's; 0: for every valid ``joint_states`` message), the actuated joints'
+  transforms of the newest joint_states and (floating base, once a base pose arrived)
+  world -> base, stamped with that joint_states stamp. The samples in between cost no kinematics
+  (:class:`~wbm_description.decimation.Decimator`), so a 1 kHz robot loop does not pay for TF.
 - ``markers`` (visualization_msgs/MarkerArray) at ``marker_rate``: CoM and its ground projection,
   CoP/ZMP from the F/T sensors, support polygon, contact forces
   (:mod:`wbm_description.markers`), stamped with the latest joint_states stamp.
@@ -36,6 +38,7 @@ from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
+from wbm_description.decimation import Decimator
 from wbm_description.exceptions import ConfigError, WbmError
 from wbm_description.ft_ground_reaction import FootForceSensors
 from wbm_description.markers import marker_scene
@@ -104,6 +107,7 @@ class StatePublisherNode(WbmNode):
             base_last=self.model.floating_base,
         )
         self._q = self.model.neutral_configuration()
+        self._tf_decimator = Decimator(self.settings.publish_frequency)
         self.published_tf = 0
 
         self._marker_publisher = self.create_publisher(MarkerArray, "markers", 10)
@@ -112,11 +116,15 @@ class StatePublisherNode(WbmNode):
         self.get_logger().info(
             f"robot '{self.model.config.name}': {len(self.tree.static_edges)} static and "
             f"{len(self.tree.moving_edges)} moving transforms, base pose from "
-            f"'{self.settings.base_pose_topic if self.model.floating_base else 'fixed base'}'"
+            f"'{self.settings.base_pose_topic if self.model.floating_base else 'fixed base'}', "
+            f"TF at {self.settings.publish_frequency:g} Hz"
         )
 
     def _publish_tf(self) -> None:
-        """After every valid joint_states: the moving transforms (world -> base once known)."""
+        """After a valid joint_states, when due: the moving transforms (world -> base if known)."""
+        stamp = self.inputs.stamp
+        if not self._tf_decimator.due(stamp.sec * 1_000_000_000 + stamp.nanosec):
+            return
         base = self.inputs.base_configuration
         q = self._q
         q[7 if self.model.floating_base else 0 :] = self.inputs.joint_positions

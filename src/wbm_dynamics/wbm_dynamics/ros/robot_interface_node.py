@@ -31,6 +31,7 @@ to the limit, so such a message would otherwise spend a control period at full t
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,7 +46,8 @@ from std_srvs.srv import Trigger
 
 from wbm_description.exceptions import ConfigError, WbmError
 from wbm_description.registry import load_robot
-from wbm_description.ros.messages import joint_state_message, odometry_message, wrench_from_message
+from wbm_description.ros.cycle_timing import CycleTiming
+from wbm_description.ros.messages import wrench_from_message
 from wbm_description.ros.node_runtime import (
     ROS_PARAMETERS,
     WbmNode,
@@ -59,12 +61,12 @@ from wbm_dynamics.exceptions import BackendError
 from wbm_dynamics.interface_settings import RobotInterfaceSettings
 from wbm_dynamics.noise import SensorNoise
 from wbm_dynamics.pacing import PacingLoop, RobotOutputs
-from wbm_dynamics.ros.robot_messages import (
-    clock_message,
-    command_update,
-    imu_message,
-    wrench_stamped_message,
-)
+from wbm_dynamics.ros.robot_messages import RobotMessages, command_update
+
+TIMING_COLUMNS = ("stamp_ns", "kind", "t0", "t1", "t2")
+"""``~/cycle_timing`` rows: kind 0, a publication (t0 step started, t1 readings ready, t2 all
+published; t0 = 0 without a step); kind 1, a command (stamp its header's, t0 arrival, t1 applied:
+in lockstep after the step and publication it triggers). Instants of time.monotonic [s]."""
 
 NODE_NAME = "robot_interface"
 
@@ -91,11 +93,19 @@ class RobotInterfaceNode(WbmNode):
         limits = dict(zip(model.joint_names, model.torque_limits, strict=True))
         self._torque_limits = np.array([limits[name] for name in description.joint_names])
         noise = settings.noise
-        self._imu_variances = (
-            noise.imu_orientation**2,
-            noise.imu_angular_velocity**2,
-            noise.imu_linear_acceleration**2,
+        self._messages = RobotMessages(
+            list(description.joint_names),
+            imu_frame=description.imu_frame,
+            ft_frames=dict(description.ft_sensor_frames),
+            base_frame=description.base_frame,
+            world_frame=settings.world_frame,
+            imu_variances=(
+                noise.imu_orientation**2,
+                noise.imu_angular_velocity**2,
+                noise.imu_linear_acceleration**2,
+            ),
         )
+        self.timing = CycleTiming(self, TIMING_COLUMNS)
 
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self._clock_publisher = self.create_publisher(Clock, "/clock", reliable)
@@ -181,52 +191,28 @@ class RobotInterfaceNode(WbmNode):
             self.loop.request_stop()  # shutting down: the context is gone
 
     def _publish_outputs(self, outputs: RobotOutputs) -> None:
-        stamp, readings, base = outputs.time, outputs.readings, outputs.base
-        description = self.description
-        self._clock_publisher.publish(clock_message(stamp))
-        self._joint_publisher.publish(
-            joint_state_message(
-                description.joint_names,
-                readings.joint_positions,
-                readings.joint_velocities,
-                readings.joint_efforts,
-                stamp_seconds=stamp,
-            )
-        )
-        if self._imu_publisher is not None and readings.imu is not None:
-            orientation, gyro, accelerometer = self._imu_variances
-            self._imu_publisher.publish(
-                imu_message(
-                    readings.imu,
-                    frame=description.imu_frame,
-                    stamp_seconds=stamp,
-                    orientation_variance=orientation,
-                    angular_velocity_variance=gyro,
-                    linear_acceleration_variance=accelerometer,
-                )
-            )
+        messages = self._messages
+        messages.fill(outputs.time, outputs.readings, outputs.base)
+        self._clock_publisher.publish(messages.clock)
+        self._joint_publisher.publish(messages.joint_state)
+        if self._imu_publisher is not None and outputs.readings.imu is not None:
+            self._imu_publisher.publish(messages.imu)
         for name, publisher in self._ft_publishers.items():
-            publisher.publish(
-                wrench_stamped_message(
-                    readings.wrenches[name],
-                    frame=description.ft_sensor_frames[name],
-                    stamp_seconds=stamp,
-                )
-            )
-        if self._odom_publisher is not None and base is not None:
-            self._odom_publisher.publish(
-                odometry_message(
-                    base.configuration,
-                    base.velocity,
-                    world_frame=self.settings.world_frame,
-                    base_frame=description.base_frame,
-                    stamp_seconds=stamp,
-                )
-            )
+            publisher.publish(messages.wrenches[name])
+        if self._odom_publisher is not None and outputs.base is not None:
+            self._odom_publisher.publish(messages.odometry)
+        self.timing.add(
+            round(outputs.time * 1e9),
+            0.0,
+            outputs.step_started,
+            outputs.step_ended,
+            time.monotonic(),
+        )
 
     # ------------------------------------------------------------------ inputs
 
     def _on_command(self, message: JointState) -> None:
+        arrived = time.monotonic()
         try:
             update = command_update(message, self._joint_index, self._torque_limits)
         except WbmError as error:
@@ -236,6 +222,10 @@ class RobotInterfaceNode(WbmNode):
             )
             update = None
         self.loop.command(update)
+        stamp = message.header.stamp
+        self.timing.add(
+            stamp.sec * 1_000_000_000 + stamp.nanosec, 1.0, arrived, time.monotonic(), 0.0
+        )
 
     def _on_wrench(self, message: WrenchStamped) -> None:
         try:
