@@ -184,7 +184,7 @@ class FrameTaskSettings(TaskGains):
         gt=0.0,
     )
     reach_fraction: float = setting(
-        0.85,
+        0.99,
         doc="targets are also clamped to this fraction of the stretched limb around its root",
         unit="-",
         gt=0.0,

@@ -12,8 +12,9 @@ the controller must never lose its balance because of one. The rules, one functi
 * A frame task (:class:`ReachLimit`): within ``max_reach`` of the frame's initial position and
   within the reach of its own limb: a ball around the limb's root joint (the shoulder of a hand,
   the hip of a foot; computed once at start from the kinematics) whose radius is a fraction of
-  the limb's length when stretched (never less than the frame's distance at start plus
-  :data:`START_SLACK`: the start pose, and the pose where the limb settled, are accepted). A
+  the limb's length when stretched (0.99 by default: an elbow of two equal segments still bent
+  by about 16 degrees, out of the singularity), never less than the frame's distance at start plus
+  :data:`START_SLACK` (the start pose, and the pose where the limb settled, are accepted). A
   limb at full stretch is singular and drags the CoM; a fraction of it is a target the QP
   tracks without pulling the robot over.
 * A sole held in contact: its target is rejected (it would break the contact; release the
