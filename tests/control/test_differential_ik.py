@@ -66,6 +66,7 @@ def make_ik(model, *, k_tip=5.0, k_post=1.0, c_tip=1.0, c_post=0.1, damping=1e-6
         velocity_limit=v_max,
         damping=damping,
         configuration_limit_gain=1.0,
+        solver="proxqp",
         solver_options={"eps_abs": 1e-12, "eps_rel": 0.0},
     )
     return ik

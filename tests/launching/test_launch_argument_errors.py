@@ -53,6 +53,9 @@ CASES = [
     case("sim.launch.yaml", "control_rate", "abc"),
     case("sim.launch.yaml", "control_rate", ""),
     case("sim.launch.yaml", "control_rate", "-5"),
+    case("sim.launch.yaml", "publish_rate", "0"),
+    case("sim.launch.yaml", "publish_rate", "abc"),
+    case("sim.launch.yaml", "publish_rate", "-5"),
     case("sim.launch.yaml", "target_duration", "-1"),
     # A string after the double of controller.yaml: rcl would give the node the double.
     case("sim.launch.yaml", "target_duration", "abc"),

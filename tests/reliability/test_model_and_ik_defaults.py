@@ -16,7 +16,12 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from wbm_control.differential_ik import DEFAULT_SOLVER_OPTIONS, DifferentialIK, IkFrameTaskSpec
+from wbm_control.differential_ik import (
+    DEFAULT_SOLVER,
+    DEFAULT_SOLVER_OPTIONS,
+    DifferentialIK,
+    IkFrameTaskSpec,
+)
 from wbm_description.exceptions import UrdfError
 from wbm_description.whole_body_model import WholeBodyModel, check_depth_first
 
@@ -123,7 +128,8 @@ def closed_form_ik(x: float, y: float, elbow: float) -> np.ndarray:
 def test_the_planar_arm_reaches_a_reachable_point_with_the_default_solver_settings(q0, target):
     model = planar_arm()
     ik = DifferentialIK(model, frame_tasks=[IkFrameTaskSpec("tip", "tip", 1.0, 0.0, 85.0)])
-    assert ik.solver_options == DEFAULT_SOLVER_OPTIONS["proxqp"]
+    assert ik.solver == DEFAULT_SOLVER
+    assert ik.solver_options == DEFAULT_SOLVER_OPTIONS.get(DEFAULT_SOLVER, {})
     goal = np.array([*target, 0.0])
     ik.set_frame_target("tip", pin.SE3(np.eye(3), goal))
     q = np.array(q0, dtype=float)
