@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -82,6 +83,13 @@ class Process:
             ) from None
         finally:
             self._reader.join(timeout=2.0)
+
+    def kill(self) -> None:
+        """Kill the whole session (clean-up after a failure)."""
+        if self.popen.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.popen.pid, signal.SIGKILL)
+            self.popen.wait()
 
 
 def wbm_launch(file: str, *arguments: str) -> Process:

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import re
-import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
@@ -21,76 +17,12 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from std_srvs.srv import Trigger
 
-ROOT = Path(__file__).resolve().parents[2]
-LAUNCH = ROOT / "launch"
+from tests.bringup.bringup_helpers import LAUNCH, ROOT, Process, wbm_launch  # noqa: F401
+
 CONFIG = ROOT / "config" / "icub"
 
 #: What a traceback or an unhandled callback error looks like in a node's output.
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|Exception in '|FATAL")
-
-
-class Process:
-    """A command run in its own session, its output collected in the background."""
-
-    def __init__(self, command: list[str]):
-        self.command = command
-        self.popen = subprocess.Popen(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        for line in self.popen.stdout:
-            self.lines.append(line)
-
-    @property
-    def output(self) -> str:
-        return "".join(self.lines)
-
-    def wait_for_output(self, pattern: str, timeout: float) -> re.Match:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            match = re.search(pattern, self.output)
-            if match:
-                return match
-            time.sleep(0.05)
-        raise AssertionError(f"no {pattern!r} within {timeout} s in:\n{self.output[-4000:]}")
-
-    def stop(self, sig: int = signal.SIGINT, timeout: float = 30.0) -> int:
-        """Send ``sig`` (Ctrl-C by default) and wait; kill the session left on timeout."""
-        if self.popen.poll() is None:
-            self.popen.send_signal(sig)
-        try:
-            return self.popen.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.popen.pid, signal.SIGKILL)
-            self.popen.wait()
-            raise AssertionError(
-                f"did not stop within {timeout} s:\n{self.output[-4000:]}"
-            ) from None
-        finally:
-            self._reader.join(timeout=2.0)
-
-    def kill(self) -> None:
-        """Kill the whole session (clean-up after a failure)."""
-        if self.popen.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.popen.pid, signal.SIGKILL)
-            self.popen.wait()
-
-
-def wbm_launch(file: str, *arguments: str) -> Process:
-    """`wbm launch launch/<file> arguments...` as a process."""
-    return Process(
-        [sys.executable, "-m", "wbm_bringup.cli", "launch", str(LAUNCH / file), *arguments]
-    )
 
 
 def assert_no_traceback(output: str) -> None:
