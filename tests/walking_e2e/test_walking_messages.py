@@ -95,3 +95,10 @@ def test_markers_show_the_remaining_footsteps_and_the_planned_lines(icub):
     assert values["walking/phase"] == "double_support"
     assert values["walking/command"] == "0.2 0 0"
     assert values["walking/next_footstep"].startswith(first.side)
+
+
+def test_before_walking_the_markers_only_clear():
+    markers = walking_markers(None, None, "world", 2.5).markers
+    assert len(markers) == 1 and markers[0].action == markers[0].DELETEALL
+    assert markers[0].header.frame_id == "world" and markers[0].header.stamp.sec == 2
+    assert markers[0].header.stamp.nanosec == 500_000_000

@@ -468,7 +468,7 @@ class ControllerNode(WbmNode):
                 for k, v in walking_values(walking, self.walking.references).items()
             )
             self.diagnostics_publisher.publish(message)
-        if walking is not None and self._steps % self._markers_every == 0:
+        if self._steps % self._markers_every == 0:
             self.markers_publisher.publish(
                 walking_markers(walking, self.walking.references, self.settings.world_frame, now)
             )

@@ -160,16 +160,22 @@ def _footstep_marker(
 
 
 def walking_markers(
-    walking: WalkingController,
+    walking: WalkingController | None,
     references: WalkingReferences | None,
     world_frame: str,
     stamp_seconds: float,
 ) -> MarkerArray:
-    """The plan as markers (see the module docstring); a DELETEALL first clears old ones."""
+    """The plan as markers (see the module docstring); a DELETEALL first clears old ones.
+
+    Before walking starts (``walking`` None) the array holds the DELETEALL alone: the topic is
+    live from the start (recorders and viewers see it) and shows no plan.
+    """
     stamp = time_from_seconds(stamp_seconds)
     clear = Marker(action=Marker.DELETEALL)
     clear.header.frame_id, clear.header.stamp = world_frame, stamp
     markers = [clear]
+    if walking is None:
+        return MarkerArray(markers=markers)
     feet = walking.geometry.feet
     sm = walking.state_machine
     target = sm.swing_target
