@@ -226,6 +226,12 @@ def run_node(
             spinner.spin()
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
+        except Exception:
+            # A callback that was running when Ctrl-C shut the context down fails on it (a
+            # publish on an invalid context): that is the shutdown, not an error. While the
+            # context is still valid, the exception is a real failure.
+            if rclpy.ok():
+                raise
         finally:
             try:
                 node.stop()
