@@ -102,9 +102,10 @@ def test_robot_bringup_against_a_separate_robot_side_then_losing_it():
         assert_clean_stop(launch)
 
 
-def test_killing_the_controller_ends_its_launch_and_the_robot_side_goes_to_damping_mode():
+def test_killing_the_controller_ends_its_launch_and_the_robot_side_holds_the_posture():
     # The robot side runs on its own (as a driver would): the launch of the controller ends when
-    # the controller dies (on_exit: shutdown), the robot side's watchdog damps the joints.
+    # the controller dies (on_exit: shutdown), the robot side's watchdog goes back to the
+    # posture hold (command_timeout_action: hold_posture, the config's).
     driver = robot_side_process("robot_interface", "realtime")
     launch = wbm_launch("robot.launch.yaml", "use_sim_time:=true", "trigger:=inputs")
     probe = Probe()
@@ -115,7 +116,7 @@ def test_killing_the_controller_ends_its_launch_and_the_robot_side_goes_to_dampi
         launch.wait_for_output(r"started state_publisher \[pid \d+\]", 10)
         pids = launch.child_pids()
         subprocess.run(["kill", "-KILL", str(pids["controller"])], check=True)
-        driver.wait_for_output(r"joints in damping mode until commands resume", 30)
+        driver.wait_for_output(r"holding the initial posture until commands resume", 30)
         before = probe.sim_time
         probe.spin_until(lambda: probe.sim_time > before + 0.5, 30.0, "sim time going on", driver)
         assert alive(driver.popen.pid)

@@ -72,6 +72,9 @@ def test_node_publishes_the_driver_readings(ros_environment, emulator, icub, tmp
         "pacing:=realtime",
         "-p",
         "publish_rate:=250.0",
+        # The node's watchdog action under test here: damping (the default holds the posture).
+        "-p",
+        "command_timeout_action:=damping",
     ]
     posture = SimulatorBackend(icub, SimulatorSettings()).hold_posture_command()
     context = rclpy.Context()

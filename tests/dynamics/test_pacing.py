@@ -287,7 +287,11 @@ def test_watchdog_trips_after_the_timeout_and_a_new_command_resumes(panda):
             infos.append(text)
 
     loop, backend, _ = make_loop(
-        panda, pacing="as_fast_as_possible", command_timeout=timeout, log=log
+        panda,
+        pacing="as_fast_as_possible",
+        command_timeout=timeout,
+        command_timeout_action="damping",
+        log=log,
     )
     loop.start(thread=False)
     gravity = panda.gravity_forces(panda.initial_configuration())

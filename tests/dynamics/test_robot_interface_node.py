@@ -226,7 +226,9 @@ def test_watchdog_puts_the_joints_in_damping_mode_and_commands_resume(tmp_path, 
     kd = np.array([10.0, 10.0, 10.0, 10.0, 2.0, 2.0, 2.0])  # panda.yaml servo damping
     effort = panda.gravity_forces(panda.initial_configuration())  # holds the arm still
     timeout = 0.2
-    with node_process(log, {"robot": "panda", "command_timeout": timeout}) as process:
+    parameters = {"robot": "panda", "command_timeout": timeout}
+    parameters["command_timeout_action"] = "damping"
+    with node_process(log, parameters) as process:
         probe.wait_for_connection()
         assert probe.call("reset").success  # start from the initial posture (it fell meanwhile)
         for _ in range(10):

@@ -19,6 +19,7 @@ from wbm_description.settings import Settings, setting
 from wbm_dynamics.noise import NoiseSettings
 
 PACINGS = ("realtime", "as_fast_as_possible", "lockstep")
+TIMEOUT_ACTIONS = ("hold_posture", "damping")
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,13 @@ class RobotInterfaceSettings(Settings):
         control_rate: The controller's rate [Hz]; in lockstep each command advances
             ``1 / control_rate`` of robot time.
         publish_rate: State publication rate in robot time (realtime, as fast as possible) [Hz].
-        command_timeout: Watchdog: longest gap between commands before the joints go to the
-            damping mode [s of robot time]; 0 disables it.
+        command_timeout: Watchdog: longest gap between commands (robot time, counted from the
+            stamp of the sample a command answers) before ``command_timeout_action`` [s]; 0
+            disables it. A command whose stamp is already this old when it arrives is dropped.
+        command_timeout_action: When the watchdog trips: ``hold_posture`` (the posture hold of
+            the start, :meth:`~wbm_dynamics.backends.backend.RobotBackend.
+            hold_posture_command`: the robot keeps standing) or ``damping`` (tau = -kd dq: the
+            robot goes limp, damped).
         push_duration: How long a wrench received on ``apply_wrench`` acts [s].
         world_frame: Frame of the ground truth odometry.
         hold_posture_at_start: At start and after a reset, the servos hold the robot config's
@@ -74,7 +80,17 @@ class RobotInterfaceSettings(Settings):
         500.0, gt=0.0, unit="Hz", doc="state publication rate in robot time"
     )
     command_timeout: float = setting(
-        0.5, ge=0.0, unit="s", doc="watchdog timeout in robot time; 0 disables it"
+        0.02,
+        ge=0.0,
+        unit="s",
+        doc="watchdog timeout in robot time, from the stamp of the sample a command answers; "
+        "a command this old on arrival is dropped; 0 disables it",
+    )
+    command_timeout_action: str = setting(
+        "hold_posture",
+        choices=TIMEOUT_ACTIONS,
+        doc="what the joints do when the watchdog trips: hold_posture (the posture hold of "
+        "the start) or damping (tau = -kd dq)",
     )
     push_duration: float = setting(0.1, gt=0.0, unit="s", doc="duration of an apply_wrench push")
     world_frame: str = setting("world", nonempty=True, doc="frame of ground_truth/odom")
@@ -85,4 +101,4 @@ class RobotInterfaceSettings(Settings):
     seed: int = setting(0, ge=0, doc="seed of the sensor noise generator")
 
 
-__all__ = ["PACINGS", "RobotInterfaceSettings"]
+__all__ = ["PACINGS", "TIMEOUT_ACTIONS", "RobotInterfaceSettings"]

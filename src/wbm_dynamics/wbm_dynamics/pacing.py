@@ -16,8 +16,15 @@
 - divergence: a :class:`~wbm_dynamics.exceptions.SimulationDiverged` (or a failing backend) stops
   the robot until :meth:`PacingLoop.reset`;
 - the command watchdog (:class:`~wbm_dynamics.watchdog.CommandWatchdog`): when commands stop for
-  ``command_timeout`` of robot time, the joints go to the damping mode and the held command is
-  cleared; the next command resumes;
+  ``command_timeout`` of robot time, the held command is cleared and the joints go to
+  ``command_timeout_action``: the posture hold of the start (default: a held torque command,
+  kept on a moving robot, would topple it, and damping alone lets it fall) or the damping mode;
+  the next command resumes;
+- late commands: a command names the robot time of the sample it answers (its stamp). The
+  watchdog counts from that stamp, not from the arrival, so a controller that answers ever older
+  samples trips it; a command older than the one held (out of order) or already
+  ``command_timeout`` old on arrival is dropped (:meth:`PacingLoop.command` says why). A stamp
+  of 0 means unstamped: the command counts as answering the current time;
 - ``hold_posture_at_start``: at start and after a reset, the backend holds
   :meth:`~wbm_dynamics.backends.backend.RobotBackend.hold_posture_command` until a command comes.
 
@@ -47,6 +54,12 @@ from wbm_dynamics.held_command import CommandUpdate, HeldCommand
 from wbm_dynamics.interface_settings import RobotInterfaceSettings
 from wbm_dynamics.watchdog import CommandWatchdog, damping_command
 
+LATE = "late"
+"""Why :meth:`PacingLoop.command` dropped a command: its sample is ``command_timeout`` old."""
+
+OUT_OF_ORDER = "out of order"
+"""Why :meth:`PacingLoop.command` dropped a command: it answers an older sample than the held."""
+
 BOOTSTRAP_PERIOD = 0.5
 """Lockstep: the state is republished this often until a first command [s of wall time]."""
 
@@ -60,7 +73,7 @@ BEHIND_TOLERANCE = 0.25
 """Realtime: how far behind schedule the loop may fall before it restarts it [s of wall time]."""
 
 BEHIND_LOG_PERIOD = 10.0
-"""Realtime: at most one "cannot keep up" warning per this period [s of wall time]."""
+"""At most one "cannot keep up" and one watchdog warning per this period [s of wall time]."""
 
 
 class WallClock(Protocol):
@@ -172,6 +185,11 @@ class PacingLoop:
         self.diverged = False
         self.commands_received = 0
         """Commands received (valid or not) since start or the last reset."""
+        self._held_stamp = -math.inf
+        self._trips = 0
+        """Watchdog trips since start or the last reset."""
+        self._trip_logged = False
+        self._last_trip_log = -math.inf
         self._resync = True
         self._anchor_wall = self._anchor_time = 0.0
         self._next_bootstrap = math.inf
@@ -228,7 +246,7 @@ class PacingLoop:
             return
         with self._lock:
             if self._watchdog.check(self.backend.time):
-                self._enter_damping_mode()
+                self._command_timed_out()
             started = time.monotonic()
             if not self._advance(self.publish_steps * self.period):
                 return
@@ -265,24 +283,45 @@ class PacingLoop:
 
     # ------------------------------------------------------------------ inputs
 
-    def command(self, update: CommandUpdate | None) -> None:
+    def command(self, update: CommandUpdate | None, stamp: float | None = None) -> str | None:
         """A joint command arrived: hold it merged (None: an invalid one, still counted).
 
         In lockstep, every command, valid or not, advances one control period and publishes.
+
+        Args:
+            update: The command, or None for an invalid one.
+            stamp: Robot time of the sample it answers [s]; None (or 0): unstamped, the
+                current robot time.
+
+        Returns:
+            None when held (or None given), else why it was dropped: :data:`LATE` (its stamp is
+            more than ``command_timeout`` before the robot time) or :data:`OUT_OF_ORDER`.
         """
         outputs = None
+        dropped = None
         with self._lock:
             self.commands_received += 1
             if update is not None:
-                self.backend.write(self._held.merge(update))
-                if self._watchdog.command_received(self.backend.time):
-                    self._log("info", "joint_commands resumed")
+                now = self.backend.time
+                answers = now if not stamp else min(float(stamp), now)
+                timeout = self.settings.command_timeout
+                if answers < self._held_stamp:
+                    dropped = OUT_OF_ORDER
+                elif timeout > 0.0 and now - answers > timeout:
+                    dropped = LATE
+                else:
+                    self._held_stamp = answers
+                    self.backend.write(self._held.merge(update))
+                    if self._watchdog.command_received(answers) and self._trip_logged:
+                        self._trip_logged = False
+                        self._log("info", "joint_commands resumed")
             if self.lockstep and not (self.paused or self.diverged):
                 started = time.monotonic()
                 if self._advance(self.control_steps * self.period):
                     outputs = self._outputs(started)
         if outputs is not None:
             self._publish(outputs)
+        return dropped
 
     def push(self, frame: str, wrench: np.ndarray) -> None:
         """Push ``frame`` for the settings' ``push_duration``.
@@ -308,6 +347,8 @@ class PacingLoop:
         with self._lock:
             self.backend.reset()
             self._held.clear()
+            self._held_stamp = -math.inf
+            self._trips = 0
             self._watchdog.reset()
             self._initial_command()
             self.diverged = False
@@ -342,14 +383,25 @@ class PacingLoop:
         if self.settings.hold_posture_at_start:
             self.backend.write(self.backend.hold_posture_command())
 
-    def _enter_damping_mode(self) -> None:
+    def _command_timed_out(self) -> None:
         self._held.clear()
-        self.backend.write(damping_command(self._ndof))
-        self._log(
-            "warning",
-            f"no joint_commands for {self.settings.command_timeout:g} s: "
-            "joints in damping mode until commands resume",
-        )
+        if self.settings.command_timeout_action == "hold_posture":
+            self.backend.write(self.backend.hold_posture_command())
+            mode = "holding the initial posture"
+        else:
+            self.backend.write(damping_command(self._ndof))
+            mode = "joints in damping mode"
+        self._trips += 1
+        now = self.clock.now()
+        self._trip_logged = now - self._last_trip_log >= BEHIND_LOG_PERIOD
+        if self._trip_logged:
+            self._last_trip_log = now
+            self._log(
+                "warning",
+                f"no joint_commands for {self.settings.command_timeout:g} s: "
+                f"{mode} until commands resume ({self._trips} time(s) since start or reset; "
+                f"logged at most every {BEHIND_LOG_PERIOD:g} s)",
+            )
 
     def _advance(self, duration: float) -> bool:
         """Advance the backend; False when it diverged or failed (then stopped until reset)."""
@@ -373,6 +425,8 @@ class PacingLoop:
 
 __all__ = [
     "BOOTSTRAP_PERIOD",
+    "LATE",
+    "OUT_OF_ORDER",
     "MonotonicClock",
     "PacingLoop",
     "RobotOutputs",

@@ -133,6 +133,7 @@ class ControllerNode(WbmNode):
             list(self.sensor_frames),
             stale_timeout=self.settings.stale_timeout,
             trigger=self.settings.trigger,
+            max_sample_age=2.0 * self.settings.control_period,
         )
         self.safe_hold = SafeHold()
         pin_model = self.model.model

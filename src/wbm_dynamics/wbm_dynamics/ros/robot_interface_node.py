@@ -22,10 +22,14 @@ as possible, lockstep, pause, divergence, the command watchdog) is the pacing lo
 (:class:`~wbm_dynamics.pacing.PacingLoop`); this node converts messages and calls it.
 
 Bad messages (unknown joint, length mismatch, NaN or inf, unknown link) are logged (throttled)
-and dropped; the last valid command stays. A ``joint_commands`` message with an effort beyond a
-joint's torque limit (the robot config's ``joint_limits.torque``) is rejected the same way, as a
-whole: the servo law ``tau = effort + kp (position - q) + kd (velocity - dq)`` clips the torque
-to the limit, so such a message would otherwise spend a control period at full torque.
+and dropped; the last valid command stays. A ``joint_commands`` stamp is the robot time of the
+sample the command answers (0: unstamped); a command older than the held one, or already
+``command_timeout`` old, is dropped with a throttled log (:meth:`~wbm_dynamics.pacing.
+PacingLoop.command`), and the watchdog counts from the stamp. A ``joint_commands`` message
+with an effort beyond a joint's torque limit (the robot config's ``joint_limits.torque``) is
+rejected the same way, as a whole: the servo law ``tau = effort + kp (position - q) + kd
+(velocity - dq)`` clips the torque to the limit, so such a message would otherwise spend a
+control period at full torque.
 """
 
 from __future__ import annotations
@@ -221,8 +225,16 @@ class RobotInterfaceNode(WbmNode):
                 f"joint_commands rejected, keeping the last valid command: {error}",
             )
             update = None
-        self.loop.command(update)
         stamp = message.header.stamp
+        answers = stamp.sec + 1e-9 * stamp.nanosec
+        dropped = self.loop.command(update, answers or None)
+        if dropped is not None:
+            self.throttled.warning(
+                f"joint_commands:{dropped}",
+                f"joint_commands dropped ({dropped}): it answers the sample of t = "
+                f"{answers:.3f} s, robot time is {self.loop.backend.time:.3f} s "
+                f"(command_timeout {self.settings.command_timeout:g} s)",
+            )
         self.timing.add(
             stamp.sec * 1_000_000_000 + stamp.nanosec, 1.0, arrived, time.monotonic(), 0.0
         )
