@@ -25,7 +25,9 @@ when that was within one control period of its readings being ready. Printed per
   to the command's arrival at the robot interface).
 
 A machine reference (median of one ``pin.aba`` on iCub) is printed beside the table, so figures
-from different machines can be compared.
+from different machines can be compared. The launched nodes end with the benchmark on every exit
+path (Ctrl-C, SIGTERM, an exception: :func:`~wbm_bringup.benchmarks.process_guard.
+owned_processes`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from tf2_msgs.msg import TFMessage
 
+from wbm_bringup.benchmarks.process_guard import owned_processes
 from wbm_bringup.launching import LaunchRunner, plan_launch
 from wbm_bringup.share import launch_file
 from wbm_description.ros.cycle_timing import timing_rows
@@ -143,32 +146,34 @@ def measure(
 
     spinner = threading.Thread(target=spin, daemon=True)
     print(f"{pacing} {rate:g} Hz: warm-up {warmup:g} s, then {seconds:g} s", file=sys.stderr)
-    try:
-        runner.start()
-        spinner.start()
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while record.controller_batches == 0:  # the loop closed: the controller steps
-            if time.monotonic() > deadline or any(c.poll() is not None for c in runner.children):
-                raise RuntimeError(f"{pacing} {rate:g} Hz: the loop did not start")
-            time.sleep(0.2)
-        time.sleep(warmup)
-        record.clear()
-        record.recording = True
-        start = time.monotonic()
-        time.sleep(seconds)
-        record.recording = False
-        wall = time.monotonic() - start
-        time.sleep(0.5)  # the last batches of timing rows
-    finally:
-        executor.shutdown(timeout_sec=5.0)
-        spinner.join(timeout=5.0)
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
-        runner.request_stop()
-        runner.wait()
-        if log is not None:
-            with log.open("a") as file:
-                file.write(f"===== {pacing} {rate:g} Hz\n{output.getvalue()}")
+    with owned_processes(runner):
+        try:
+            runner.start()
+            spinner.start()
+            deadline = time.monotonic() + STARTUP_TIMEOUT
+            while record.controller_batches == 0:  # the loop closed: the controller steps
+                ended = any(c.poll() is not None for c in runner.children)
+                if time.monotonic() > deadline or ended:
+                    raise RuntimeError(f"{pacing} {rate:g} Hz: the loop did not start")
+                time.sleep(0.2)
+            time.sleep(warmup)
+            record.clear()
+            record.recording = True
+            start = time.monotonic()
+            time.sleep(seconds)
+            record.recording = False
+            wall = time.monotonic() - start
+            time.sleep(0.5)  # the last batches of timing rows
+        finally:
+            executor.shutdown(timeout_sec=5.0)
+            spinner.join(timeout=5.0)
+            node.destroy_node()
+            rclpy.try_shutdown(context=context)
+            runner.request_stop()
+            runner.wait()
+            if log is not None:
+                with log.open("a") as file:
+                    file.write(f"===== {pacing} {rate:g} Hz\n{output.getvalue()}")
     return summarize(record, rate, wall)
 
 

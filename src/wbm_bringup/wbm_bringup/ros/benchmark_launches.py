@@ -29,6 +29,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 
+from wbm_bringup.benchmarks.process_guard import owned_processes
 from wbm_bringup.launching import LaunchRunner, plan_launch
 from wbm_bringup.share import launch_file
 
@@ -62,6 +63,8 @@ def one_launch(
     runner = LaunchRunner(plan.processes, stream=log)
     start = time.monotonic()
     first_pose = None
+    guard = owned_processes(runner)
+    guard.__enter__()
     try:
         runner.start()
         deadline = start + timeout
@@ -77,6 +80,7 @@ def one_launch(
         rclpy.shutdown(context=context)
         runner.request_stop()
         code = runner.wait()
+        guard.__exit__(None, None, None)
     wall = time.monotonic() - start
     samples = np.array([z for t, z in poses if t <= sim_seconds])
     complete = clock[0] >= sim_seconds and len(samples) > 10 and poses[0][0] < 0.05
@@ -116,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     print(header)
     print("-" * len(header), flush=True)
     stood = 0
-    try:
+    with owned_processes(extra=loads):
         for k in range(args.launches):
             side = sides[k % len(sides)]
             row = one_launch(launch, side, sim_seconds=args.sim_seconds, timeout=args.timeout)
@@ -136,10 +140,6 @@ def main(argv: list[str] | None = None) -> int:
                 f"{row['wall']:>9.1f}{row['code']:>5}  {result}",
                 flush=True,
             )
-    finally:
-        for load in loads:
-            load.kill()
-            load.wait()
     print(f"{stood} of {args.launches} launches stood within {args.tolerance * 1e3:g} mm")
     return 0 if stood == args.launches else 1
 

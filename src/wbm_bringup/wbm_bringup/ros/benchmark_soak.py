@@ -41,6 +41,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
+from wbm_bringup.benchmarks.process_guard import owned_processes
 from wbm_bringup.benchmarks.soak import (
     LaunchLog,
     SoakMinute,
@@ -296,6 +297,8 @@ def main(argv: list[str] | None = None) -> int:
     labels: list[str] = []
     initial_height = math.nan
     started = time.monotonic()
+    guard = owned_processes(runner)
+    guard.__enter__()
     try:
         runner.start()
         pids = {
@@ -327,6 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         probe.close()
         runner.request_stop()
         runner.wait()
+        guard.__exit__(None, None, None)
     wall = time.monotonic() - started
     verdict = summarize(rows, initial_height=initial_height)
     print(f"wall time {wall / 60:.1f} min, pushes {probe.pushes}, falls {verdict.falls}")
