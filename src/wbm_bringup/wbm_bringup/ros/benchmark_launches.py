@@ -9,7 +9,8 @@ at t = 0 (the initial posture on the ground). It prints one row per launch (larg
 final deviation, wall time to start and to finish, exit code) and the count that stood; exit
 code 1 unless all did.
 
-Run: ``wbm_benchmark_launches --launches 20 --load 1``
+Run: ``wbm_benchmark_launches --launches 20 --load 1`` (``--arg name:=value`` passes a launch
+argument to every launch).
 """
 
 from __future__ import annotations
@@ -37,7 +38,12 @@ TRACEBACK = re.compile(r"Traceback \(most recent call last\)|Exception in '")
 
 
 def one_launch(
-    launch: Path, robot_side: str, *, sim_seconds: float, timeout: float
+    launch: Path,
+    robot_side: str,
+    *,
+    sim_seconds: float,
+    timeout: float,
+    arguments: dict[str, str] | None = None,
 ) -> dict[str, float | int | bool]:
     """One launch, measured (see the module docstring)."""
     context = rclpy.Context()
@@ -58,7 +64,7 @@ def one_launch(
 
     node.create_subscription(Odometry, "ground_truth/odom", on_odom, qos)
     node.create_subscription(Clock, "/clock", on_clock, qos)
-    plan = plan_launch(launch, {"robot_side": robot_side})
+    plan = plan_launch(launch, {**(arguments or {}), "robot_side": robot_side})
     log = io.StringIO()
     runner = LaunchRunner(plan.processes, stream=log)
     start = time.monotonic()
@@ -106,7 +112,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tolerance", type=float, default=0.01, help="[m]")
     parser.add_argument("--timeout", type=float, default=180.0, help="per launch [s of wall]")
     parser.add_argument("--launch-file", type=Path, default=None)
+    parser.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        metavar="NAME:=VALUE",
+        help="a launch argument for every launch (repeatable), e.g. config_directory:=DIR",
+    )
     args = parser.parse_args(argv)
+    arguments = {}
+    for item in args.arg:
+        name, separator, value = item.partition(":=")
+        if not separator or not name:
+            parser.error(f"--arg {item!r}: expected NAME:=VALUE")
+        arguments[name] = value
     launch = args.launch_file or launch_file("sim.launch.yaml")
     sides = ["simulator", "mujoco"] if args.robot_side == "both" else [args.robot_side]
     loads = [
@@ -123,7 +142,13 @@ def main(argv: list[str] | None = None) -> int:
     with owned_processes(extra=loads):
         for k in range(args.launches):
             side = sides[k % len(sides)]
-            row = one_launch(launch, side, sim_seconds=args.sim_seconds, timeout=args.timeout)
+            row = one_launch(
+                launch,
+                side,
+                sim_seconds=args.sim_seconds,
+                timeout=args.timeout,
+                arguments=arguments,
+            )
             ok = (
                 row["complete"]
                 and row["max_deviation"] < args.tolerance
