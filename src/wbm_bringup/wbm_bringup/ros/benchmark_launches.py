@@ -5,7 +5,8 @@ Each launch starts ``launch/sim.launch.yaml`` with its defaults (realtime pacing
 while ``--load`` processes spin a core each (``while True: pass``), records the true base
 height (``ground_truth/odom``) for ``--sim-seconds`` of simulated time, and stops it with
 SIGINT. A launch stands when the base height stays within ``--tolerance`` (1 cm) of its value
-at t = 0 (the initial posture on the ground). It prints one row per launch (largest deviation,
+at the first pose heard (at most :data:`FIRST_POSE_LIMIT` after t = 0: the initial posture on the
+ground). It prints one row per launch (largest deviation,
 final deviation, wall time to start and to finish, exit code) and the count that stood; exit
 code 1 unless all did.
 
@@ -35,6 +36,13 @@ from wbm_bringup.launching import LaunchRunner, plan_launch
 from wbm_bringup.share import launch_file
 
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|Exception in '")
+
+FIRST_POSE_LIMIT = 0.25
+"""Latest accepted stamp of the first pose the probe hears [s of sim time]. Under CPU load the
+probe's subscription may match the robot interface's publisher a little after it started; until
+the controller's first command (0.4-0.8 s on a loaded machine) the robot side holds the posture
+deterministically (0.33 mm of base motion over the first 0.5 s in process), so a reference taken
+by 0.25 s is the standing height. Later than that, the launch is INCOMPLETE."""
 
 
 def one_launch(
@@ -89,7 +97,7 @@ def one_launch(
         guard.__exit__(None, None, None)
     wall = time.monotonic() - start
     samples = np.array([z for t, z in poses if t <= sim_seconds])
-    complete = clock[0] >= sim_seconds and len(samples) > 10 and poses[0][0] < 0.05
+    complete = clock[0] >= sim_seconds and len(samples) > 10 and poses[0][0] < FIRST_POSE_LIMIT
     deviation = np.abs(samples - samples[0]) if len(samples) else np.array([np.inf])
     return {
         "complete": complete,
@@ -99,6 +107,8 @@ def one_launch(
         "wall": wall,
         "code": code,
         "traceback": bool(TRACEBACK.search(log.getvalue())),
+        "first_stamp": poses[0][0] if poses else float("nan"),
+        "sim_reached": clock[0],
     }
 
 
@@ -157,6 +167,11 @@ def main(argv: list[str] | None = None) -> int:
             )
             stood += ok
             result = "stood" if ok else ("INCOMPLETE" if not row["complete"] else "FAILED")
+            if not row["complete"]:  # why: the probe missed t = 0, or time stopped short
+                result += (
+                    f" (first pose at t = {row['first_stamp']:.3f} s, sim time reached "
+                    f"{row['sim_reached']:.2f} s)"
+                )
             if row["traceback"]:
                 result += " (traceback)"
             print(
