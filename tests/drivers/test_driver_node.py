@@ -72,9 +72,12 @@ def test_node_publishes_the_driver_readings(ros_environment, emulator, icub, tmp
         "pacing:=realtime",
         "-p",
         "publish_rate:=250.0",
-        # The node's watchdog action under test here: damping (the default holds the posture).
+        # The node's watchdog under test here: damping 0.5 s after the last command (the
+        # defaults: the posture hold 20 ms after it).
         "-p",
         "command_timeout_action:=damping",
+        "-p",
+        "command_timeout:=0.5",
     ]
     posture = SimulatorBackend(icub, SimulatorSettings()).hold_posture_command()
     context = rclpy.Context()
