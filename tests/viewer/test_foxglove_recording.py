@@ -61,7 +61,8 @@ def recording(tmp_path_factory) -> Path:
         "end_time:=4.3",  # the scenario pushes at 4.0 s, then the launch ends
     ]
     # A DDS domain of its own: the recorder records every topic of its domain, and the other
-    # viewer tests' nodes must not be in it, nor those of another xdist worker (tests/conftest.py).
+    # viewer tests' nodes must not be in it, nor those of another xdist worker
+    # (tests/parallel_runs.py).
     taken = {int(os.environ.get("ROS_DOMAIN_ID", "0"))}
     taken |= {int(d) for d in os.environ.get("WBM_TEST_DOMAINS", "").split(",") if d}
     domain = random.choice([d for d in range(120, 231) if d not in taken])
