@@ -1,4 +1,8 @@
-"""Shared fixtures: robot models built once per test session, and a seeded random generator."""
+"""Shared fixtures: robot models built once per test session, and a seeded random generator.
+
+The hooks of parallel runs (pytest-xdist, as ``tools/test.sh`` runs the suite) are in
+``tests/parallel_runs.py``.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,11 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
+from parallel_runs import (  # noqa: F401 (hooks)
+    pytest_collection_modifyitems,
+    pytest_configure,
+    pytest_xdist_make_scheduler,
+)
 
 from wbm_description import WholeBodyModel, load_robot, load_robot_config
 

@@ -114,7 +114,7 @@ fi
 "$vpy" - <<'EOF'
 import importlib
 for module in ("rclpy", "sensor_msgs.msg", "tf2_msgs.msg", "pinocchio", "yaml", "pytest",
-               "wbm_description", "wbm_dynamics", "wbm_control", "wbm_bringup", "wbm_bringup.cli"):
+               "xdist", "wbm_description", "wbm_dynamics", "wbm_control", "wbm_bringup", "wbm_bringup.cli"):
     importlib.import_module(module)
 EOF
 # The launch and parameter files where find-pkg-share looks (share/wbm_bringup).

@@ -14,5 +14,8 @@ export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$(( (RANDOM % 100) + 100 ))}"
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 echo "[wbm test] ruff check"
 ruff check src tests tools
-echo "[wbm test] pytest (ROS_DOMAIN_ID=$ROS_DOMAIN_ID)"
-exec python -m pytest "$@"
+# Two workers (pytest-xdist; WBM_TEST_WORKERS=0 runs in one process): the tests that start ROS 2
+# nodes run in one group, one at a time, beside the others (tests/parallel_runs.py says why).
+workers="${WBM_TEST_WORKERS:-2}"
+echo "[wbm test] pytest (ROS_DOMAIN_ID=$ROS_DOMAIN_ID, $workers workers)"
+exec python -m pytest -n "$workers" --dist loadscope --no-loadscope-reorder "$@"

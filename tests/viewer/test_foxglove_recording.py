@@ -61,9 +61,11 @@ def recording(tmp_path_factory) -> Path:
         "end_time:=4.3",  # the scenario pushes at 4.0 s, then the launch ends
     ]
     # A DDS domain of its own: the recorder records every topic of its domain, and the other
-    # viewer tests' nodes must not be in it.
-    session = int(os.environ.get("ROS_DOMAIN_ID", "0"))
-    domain = random.choice([d for d in range(120, 231) if d != session])
+    # viewer tests' nodes must not be in it, nor those of another xdist worker
+    # (tests/parallel_runs.py).
+    taken = {int(os.environ.get("ROS_DOMAIN_ID", "0"))}
+    taken |= {int(d) for d in os.environ.get("WBM_TEST_DOMAINS", "").split(",") if d}
+    domain = random.choice([d for d in range(120, 231) if d not in taken])
     env = {**os.environ, "ROS_DOMAIN_ID": str(domain)}
     run = subprocess.run(command, capture_output=True, text=True, timeout=WALL_TIMEOUT, env=env)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
