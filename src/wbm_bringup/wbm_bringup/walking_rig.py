@@ -9,7 +9,8 @@ ankle F/T sensors); ground truth is read only to judge the run:
   ``SETTLE`` after its touch-down, while it stays held [m];
 - ``zmp_margin``: the smallest distance of the F/T ZMP inside the support polygon (the soles
   loaded above ``LOADED`` by their F/T, where the estimate puts them), outside the ``SETTLE``
-  after a contact switch (the stated transient) [m]: 0 is a foot tipping on its edge;
+  after a contact switch (the stated transient) [m]: 0 is a foot tipping on its edge
+  (``zmp_margin_at``: when and in which phase the smallest one was);
 - ``estimate_error``: the largest distance of the estimated base position from the true one [m];
 - ``placement_error``: the largest horizontal distance of a sole from its planned footstep at
   touch-down [m];
@@ -74,6 +75,7 @@ class WalkingMetrics:
     fallen: bool = False
     slide: float = 0.0
     zmp_margin: float = math.inf
+    zmp_margin_at: tuple[float, str] | None = None
     estimate_error: float = 0.0
     placement_error: float = 0.0
     steps: int = 0
@@ -191,12 +193,16 @@ class WalkingRig:
                 for corner in sole.corners()
             ]
             if len(corners) >= 3:
-                polygon = convex_hull_2d(corners)
-                m.zmp_margin = min(m.zmp_margin, float(polygon_margin(zmp[:2], polygon)))
+                margin = float(polygon_margin(zmp[:2], convex_hull_2d(corners)))
+                if margin < m.zmp_margin:
+                    m.zmp_margin = margin
+                    phase = "standing" if refs is None else refs.phase_name
+                    m.zmp_margin_at = (t, f"{phase}, loaded {[s.name for s in loaded]}")
         if self.record_trace and refs is not None:
             self.trace.append(
                 {
                     "t": t,
+                    "base": q[:7].copy(),
                     "com": self.model.com_position(q)[:2].copy(),
                     "com_ref": refs.com[:2].copy(),
                     "zmp_ref": refs.zmp[:2].copy(),
