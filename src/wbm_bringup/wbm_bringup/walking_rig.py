@@ -8,7 +8,10 @@ ankle F/T sensors); ground truth is read only to judge the run:
 - ``slide``: the largest horizontal displacement of a held sole from where it was
   ``SETTLE`` after its touch-down, while it stays held [m];
 - ``zmp_margin``: the smallest distance of the F/T ZMP inside the support polygon (the soles
-  loaded above ``LOADED`` by their F/T, where the estimate puts them), outside the ``SETTLE``
+  held by the controller or loaded above ``LOADED`` by their F/T, where the estimate puts
+  them: a held sole carrying less than ``LOADED`` while the load moves to the other one in
+  double support still bears on the ground, and the F/T ZMP counts its force), outside the
+  ``SETTLE``
   after a contact switch (the stated transient) [m]: 0 is a foot tipping on its edge
   (``zmp_margin_at``: when and in which phase the smallest one was);
 - ``estimate_error``: the largest distance of the estimated base position from the true one [m];
@@ -186,7 +189,11 @@ class WalkingRig:
         zmp = c.status.zmp_measured
         if zmp is not None and t - self._last_switch >= SETTLE:
             forces = estimate.normal_forces
-            loaded = [s for s in self.model.config.soles if forces.get(s.name, 0.0) > LOADED]
+            loaded = [
+                s
+                for s in self.model.config.soles
+                if s.name in held or forces.get(s.name, 0.0) > LOADED
+            ]
             corners = [
                 self.model.frame_placement(estimate.q, sole.frame).act(corner)[:2]
                 for sole in loaded
