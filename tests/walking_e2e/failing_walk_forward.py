@@ -12,10 +12,11 @@ truth across every contact switch; every touch-down is measured by the ankle F/T
 lands within 2 cm of its planned footstep; and the robot stops in double support with the feet
 side by side on the zero command. The rig is deterministic (test_walk_determinism.py).
 
-Measured (commanded 0.28 m/s, loaded 2-core machine): compliant 3.00 m in 11.63 s from the
-first lift-off (0.258 m/s), slide 2.43 mm, estimate error 14.4 mm, placement error 19.8 mm, 18
-F/T touch-downs, no safe hold; it FAILS the stop: the feet 10.7 mm and 0.0117 rad apart (1 cm
-and 0.01 rad asked): the early touch-downs land the closing step short (open, issue 12).
+Measured (commanded 0.28 m/s, loaded 2-core machine), this file under pytest: compliant
+3.00 m in 11.60 s from the first lift-off (0.259 m/s), slide 1.81 mm, ZMP margin -9.2 mm with a
+15.1 mm estimate error (passes), placement error 17.8 mm, 22 F/T touch-downs, no safe hold; it
+FAILS the stop: the soles' yaws 0.016 rad apart (0.01 asked; a script run of the same walk in
+another process: 10.7 mm and 0.0117 rad): the early touch-downs land the closing step short.
 MuJoCo: 3.00 m in 11.64 s (0.258 m/s), then FELL during the stopping steps (open). Rigid: not
 run to the end this session (the machine's load). NOT COLLECTED (the file name) until it passes:
 rename it test_walk_forward.py.
