@@ -116,3 +116,31 @@ def test_bad_arguments_are_rejected(kwargs):
     arguments.update(kwargs)
     with pytest.raises(InputError):
         SwingFootTrajectory(**arguments)
+
+
+def test_horizontal_fraction_reaches_the_footstep_first_then_descends_vertically():
+    """f = 0.8: x, y and yaw are the footstep's from 0.8 T on (closed form: the quintic over
+    0.8 T), the height still follows the bump; derivatives by central differences (O(e^2))."""
+    swing = SwingFootTrajectory(START, END, T0, T, H, horizontal_fraction=0.8)
+    tau = 0.5
+    expected_s = 10 * (tau / 0.8) ** 3 - 15 * (tau / 0.8) ** 4 + 6 * (tau / 0.8) ** 5
+    np.testing.assert_allclose(
+        position(swing, T0 + tau * T)[:2],
+        START.translation[:2] + expected_s * (END.translation - START.translation)[:2],
+        rtol=0,
+        atol=1e-12,
+    )
+    for t in (T0 + 0.8 * T, T0 + 0.9 * T):
+        sample = swing.sample(t)
+        np.testing.assert_allclose(sample.pose.translation[:2], END.translation[:2], atol=1e-12)
+        np.testing.assert_allclose(sample.pose.rotation, END.rotation, atol=1e-12)
+        np.testing.assert_allclose(sample.velocity[[0, 1, 3, 4, 5]], 0.0, atol=1e-12)
+    bump = clearance_bump(0.9)[0]
+    assert position(swing, T0 + 0.9 * T)[2] == pytest.approx(H * bump, abs=1e-12)
+    e = 1e-5
+    for t in (T0 + 0.3 * T, T0 + 0.79 * T, T0 + 0.95 * T):
+        fd = (position(swing, t + e) - position(swing, t - e)) / (2 * e)
+        np.testing.assert_allclose(swing.sample(t).velocity[:3], fd, atol=1e-6)
+    assert swing.sample(T0 + T).pose.isApprox(END, 1e-12)
+    with pytest.raises(InputError, match="horizontal_fraction"):
+        SwingFootTrajectory(START, END, T0, T, H, horizontal_fraction=0.0)

@@ -8,8 +8,12 @@ ankle F/T sensors); ground truth is read only to judge the run:
 - ``slide``: the largest horizontal displacement of a held sole from where it was
   ``SETTLE`` after its touch-down, while it stays held [m];
 - ``zmp_margin``: the smallest distance of the F/T ZMP inside the support polygon (the soles
-  loaded above ``LOADED`` by their F/T, where the estimate puts them), outside the ``SETTLE``
-  after a contact switch (the stated transient) [m]: 0 is a foot tipping on its edge;
+  held by the controller or loaded above ``LOADED`` by their F/T, where the estimate puts
+  them: a held sole carrying less than ``LOADED`` while the load moves to the other one in
+  double support still bears on the ground, and the F/T ZMP counts its force), outside the
+  ``SETTLE``
+  after a contact switch (the stated transient) [m]: 0 is a foot tipping on its edge
+  (``zmp_margin_at``: when and in which phase the smallest one was);
 - ``estimate_error``: the largest distance of the estimated base position from the true one [m];
 - ``placement_error``: the largest horizontal distance of a sole from its planned footstep at
   touch-down [m];
@@ -74,6 +78,7 @@ class WalkingMetrics:
     fallen: bool = False
     slide: float = 0.0
     zmp_margin: float = math.inf
+    zmp_margin_at: tuple[float, str] | None = None
     estimate_error: float = 0.0
     placement_error: float = 0.0
     steps: int = 0
@@ -184,19 +189,27 @@ class WalkingRig:
         zmp = c.status.zmp_measured
         if zmp is not None and t - self._last_switch >= SETTLE:
             forces = estimate.normal_forces
-            loaded = [s for s in self.model.config.soles if forces.get(s.name, 0.0) > LOADED]
+            loaded = [
+                s
+                for s in self.model.config.soles
+                if s.name in held or forces.get(s.name, 0.0) > LOADED
+            ]
             corners = [
                 self.model.frame_placement(estimate.q, sole.frame).act(corner)[:2]
                 for sole in loaded
                 for corner in sole.corners()
             ]
             if len(corners) >= 3:
-                polygon = convex_hull_2d(corners)
-                m.zmp_margin = min(m.zmp_margin, float(polygon_margin(zmp[:2], polygon)))
+                margin = float(polygon_margin(zmp[:2], convex_hull_2d(corners)))
+                if margin < m.zmp_margin:
+                    m.zmp_margin = margin
+                    phase = "standing" if refs is None else refs.phase_name
+                    m.zmp_margin_at = (t, f"{phase}, loaded {[s.name for s in loaded]}")
         if self.record_trace and refs is not None:
             self.trace.append(
                 {
                     "t": t,
+                    "base": q[:7].copy(),
                     "com": self.model.com_position(q)[:2].copy(),
                     "com_ref": refs.com[:2].copy(),
                     "zmp_ref": refs.zmp[:2].copy(),

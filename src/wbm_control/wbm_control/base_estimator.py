@@ -236,10 +236,11 @@ class BaseEstimator:
                 self._anchors.pop(sole, None)
         if not self._anchors and self._last is None:
             origin = self.initial_sole_position - sole_offsets[self.initial_sole]
-            for sole in {self.initial_sole, *self.initial_soles}:
+            for sole in dict.fromkeys((self.initial_sole, *self.initial_soles)):
                 self._anchors[sole] = origin + sole_offsets[sole]
                 self._loaded.add(sole)
-        anchored = [s for s in self._loaded if s in self._anchors]
+        # In the config's sole order, not the set's (string hashes vary between processes).
+        anchored = [s for s in self.sole_frame_ids if s in self._loaded and s in self._anchors]
         if anchored:
             weights = np.array([max(normal_forces.get(s, 1.0), 1.0) for s in anchored])
             positions = np.array([self._anchors[s] - sole_offsets[s] for s in anchored])
@@ -265,7 +266,7 @@ class BaseEstimator:
         # Its base angular block is the rotation from the base to the IMU axes: its inverse is
         # its transpose.
         v[3:6] = J_imu[3:6, 3:6].T @ (gyro - J_imu[3:6, 6:] @ dq_j)
-        fixed = [s for s in self._loaded if s in self._anchors]
+        fixed = [s for s in self.sole_frame_ids if s in self._loaded and s in self._anchors]
         if fixed:
             # Least squares over the fixed soles, B_i v_b = r_i, by its normal equations (each
             # B_i is R times the base block at identity, a rotation for a free-flyer: full rank).

@@ -54,7 +54,7 @@ class TorqueMode:
     def __init__(self, model: WholeBodyModel):
         self.model = model
         self.data = model.model.createData()
-        self.solver = DenseQPSolver(name="whole_body_qp")
+        self.solver = DenseQPSolver(name="whole_body_qp", polish=True)
         self.last_qp: WholeBodyQP | None = None
         self.timings: dict[str, float] = {}
         self.fallback: QpFallback | None = None

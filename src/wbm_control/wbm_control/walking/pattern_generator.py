@@ -181,7 +181,9 @@ class LinearMpcPatternGenerator:
         self._diagonal = np.diag_indices(n)
         self._lower = (np.arange(1, n), np.arange(n - 1))
         self._upper = (np.arange(n - 1), np.arange(1, n))
-        self._solver = DenseQPSolver(eps_abs=1e-9, max_iterations=2000, name="walking_mpc")
+        self._solver = DenseQPSolver(
+            eps_abs=1e-9, max_iterations=2000, name="walking_mpc", polish=True
+        )
         self._polygons: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._coefficients: tuple[np.ndarray, ...] = ()
         self._constraining: tuple[tuple[Footstep, ...], ...] = ()

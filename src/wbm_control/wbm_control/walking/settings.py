@@ -47,6 +47,8 @@ class WalkingSettings(Settings):
             the stance sole frame and on the swing foot's side (feet never cross) [m].
         swing_height: Clearance of the swing foot: apex height above the lift-off/touch-down
             height [m].
+        swing_horizontal_fraction: Fraction of the swing over which the foot moves horizontally
+            (and turns); the rest is a vertical descent onto the footstep [-].
         com_height: CoM height above the ground for the linear inverted pendulum [m], or None to
             take it from the robot model.
         zmp_margin: The ZMP is kept this far inside the sole rectangles (each side shrunk) [m].
@@ -151,6 +153,16 @@ class WalkingSettings(Settings):
         0.04,
         doc="Clearance of the swing foot: apex height above the lift-off/touch-down height",
         unit="m",
+    )
+    swing_horizontal_fraction: float = setting(
+        1.0,
+        doc=(
+            "Fraction of the swing over which the foot moves horizontally and turns; the rest "
+            "is a vertical descent onto the footstep (an early touch-down lands on it)"
+        ),
+        unit="-",
+        gt=0.0,
+        le=1.0,
     )
     com_height: float | None = setting(
         None,

@@ -179,6 +179,7 @@ class WalkingStateMachine:
             height=swing.height,
             late_depth=swing.late_depth,
             late_duration=swing.late_duration,
+            horizontal_fraction=swing.horizontal_fraction,
         )
         self._swing_target = step
         self._version += 1
@@ -339,6 +340,7 @@ class WalkingStateMachine:
                 height=s.swing_height,
                 late_depth=s.late_touchdown_depth,
                 late_duration=s.max_touchdown_delay,
+                horizontal_fraction=s.swing_horizontal_fraction,
             )
             self._enter(WalkingState.SINGLE_SUPPORT, start, s.single_support_duration)
             return ReleaseContact(self.feet.sole(step.side).name, step.side, start)

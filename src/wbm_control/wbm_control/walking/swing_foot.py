@@ -11,8 +11,11 @@ velocity and acceleration at both ends, :func:`~wbm_control.trajectories.quintic
 - orientation: on the geodesic R(tau) = R_0 exp(s(tau) log(R_0^T R_1)) (a slerp in quintic time).
 
 So the foot leaves and lands with zero velocity and zero acceleration, and its horizontal progress
-towards the target is monotone. Seed 002 section 6.1 (pymanoid's ``SwingFoot``) interpolates the
-same way: polynomial in position, spherical interpolation in orientation.
+towards the target is monotone. With a ``horizontal_fraction`` f < 1 the horizontal motion and the
+turn use the quintic over f T only (s(t / (f T)), then 1): the foot reaches the footstep's x, y
+and yaw first and descends vertically onto it, so a touch-down earlier than planned (in the last
+1 - f of the swing) still lands on the footstep. Seed 002 section 6.1 (pymanoid's ``SwingFoot``)
+interpolates the same way: polynomial in position, spherical interpolation in orientation.
 
 After the planned touch-down the foot can keep going down (a late touch-down: the ground is lower
 than planned): by ``late_depth`` over ``late_duration``, again with a quintic.
@@ -66,6 +69,8 @@ class SwingFootTrajectory:
         height: Clearance over the higher end at mid-swing [m].
         late_depth: How far below ``end`` the foot goes after T, while waiting for contact [m].
         late_duration: Over how long [s] (0: the foot holds ``end``).
+        horizontal_fraction: Fraction f of the duration over which the foot moves horizontally
+            and turns (see the module docstring) [-].
     """
 
     start: pin.SE3
@@ -75,10 +80,15 @@ class SwingFootTrajectory:
     height: float
     late_depth: float = 0.0
     late_duration: float = 0.0
+    horizontal_fraction: float = 1.0
 
     def __post_init__(self) -> None:
         if not self.duration > 0.0:
             raise InputError("duration", "a positive swing duration [s]", self.duration)
+        if not 0.0 < self.horizontal_fraction <= 1.0:
+            raise InputError(
+                "horizontal_fraction", "a fraction in (0, 1]", self.horizontal_fraction
+            )
         if not self.height >= 0.0:
             raise InputError("height", "a clearance >= 0 [m]", self.height)
         for name in ("start", "end"):
@@ -95,15 +105,19 @@ class SwingFootTrajectory:
         if t > self.end_time:
             return self._after_touchdown(t - self.end_time)
         elapsed = t - self.start_time
-        s, ds, dds = quintic_time_scaling(elapsed, self.duration)
+        s, ds, dds = quintic_time_scaling(elapsed, self.duration * self.horizontal_fraction)
+        sz, dsz, ddsz = quintic_time_scaling(elapsed, self.duration)
         bump, dbump, ddbump = clearance_bump(elapsed / self.duration)
         p0, p1 = self.start.translation, self.end.translation
         rise = self.height + 0.5 * abs(p1[2] - p0[2])
         delta = p1 - p0
-        up = np.array([0.0, 0.0, 1.0])
-        position = p0 + s * delta + rise * bump * up
-        linear_velocity = ds * delta + rise * dbump / self.duration * up
-        linear_acceleration = dds * delta + rise * ddbump / self.duration**2 * up
+        scaling = np.array([s, s, sz])
+        position = p0 + scaling * delta
+        position[2] += rise * bump
+        linear_velocity = np.array([ds, ds, dsz]) * delta
+        linear_velocity[2] += rise * dbump / self.duration
+        linear_acceleration = np.array([dds, dds, ddsz]) * delta
+        linear_acceleration[2] += rise * ddbump / self.duration**2
         axis_in_start = pin.log3(self.start.rotation.T @ self.end.rotation)
         rotation = self.start.rotation @ pin.exp3(s * axis_in_start)
         axis_in_world = self.start.rotation @ axis_in_start
