@@ -160,6 +160,7 @@ class TorqueMode:
         self.last_qp = qp
         solve_start = time.perf_counter()
         self.solver.max_iterations = settings.torque.max_iterations  # bounds a failing solve
+        self.solver.polish = settings.torque.polish  # reproducible solutions (qp.py)
         try:
             solution = solve_whole_body_qp(qp, self.solver)
         except NoSolutionFound as error:  # softer problems, then a static hold (qp_fallback)
