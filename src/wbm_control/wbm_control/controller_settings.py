@@ -200,13 +200,13 @@ class IkWalkingSettings(Settings):
     """
 
     zmp_gain: float = setting(
-        1.0,
+        0.0,
         doc="k_zmp: CoM command velocity per metre of ZMP error (desired - F/T)",
         unit="1/s",
         ge=0.0,
     )
     com_gain: float = setting(
-        3.0,
+        0.0,
         doc="k_com: CoM command velocity per metre of CoM error (plan - measured)",
         unit="1/s",
         ge=0.0,
