@@ -13,8 +13,7 @@ While walking (the walking behaviour hands each step's :class:`WalkingReferences
 :attr:`IkMode.walking_references`), the horizontal CoM target is instead the command of the
 ZMP-CoM controller (:mod:`wbm_control.walking.position_stabilizer`: the walking stabilizer's ZMP,
 a DCM feedback at the measured CoM, realized through the CoM command against the F/T ZMP and the
-measured CoM; gains in ``ik.walking``), and the feed-forward's CoM acceleration is the walking
-stabilizer's.
+measured CoM; gains in ``ik.walking``).
 """
 
 from __future__ import annotations
@@ -250,9 +249,7 @@ class IkMode:
         self.q = q_next
         effort = None
         if settings.ik.gravity_feedforward:
-            acc_xy = (
-                balance.acceleration_xy if walking is None else walking.com_acceleration_command
-            )
+            acc_xy = balance.acceleration_xy
             effort = self.feedforward(
                 estimate, contacts, np.array([acc_xy[0], acc_xy[1], 0.0]), settings
             )
