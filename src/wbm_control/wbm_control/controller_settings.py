@@ -193,6 +193,33 @@ class FrameTaskSettings(TaskGains):
 
 
 @dataclass(frozen=True)
+class IkWalkingSettings(Settings):
+    """``ik.walking:`` mode "ik" while walking: the ZMP-CoM controller of the CoM command.
+
+    See :mod:`wbm_control.walking.position_stabilizer`.
+    """
+
+    zmp_gain: float = setting(
+        0.0,
+        doc="k_zmp: CoM command velocity per metre of ZMP error (desired - F/T)",
+        unit="1/s",
+        ge=0.0,
+    )
+    com_gain: float = setting(
+        0.0,
+        doc="k_com: CoM command velocity per metre of CoM error (plan - measured)",
+        unit="1/s",
+        ge=0.0,
+    )
+    max_offset: float = setting(
+        0.05,
+        doc="largest horizontal distance of the CoM command from the plan",
+        unit="m",
+        gt=0.0,
+    )
+
+
+@dataclass(frozen=True)
 class IkSettings(Settings):
     """``ik:`` mode "ik"."""
 
@@ -204,6 +231,7 @@ class IkSettings(Settings):
     gravity_feedforward: bool = setting(
         True, doc="effort = contact-consistent gravity torques (with the DCM's CoM acceleration)"
     )
+    walking: IkWalkingSettings = setting(default_factory=IkWalkingSettings)
 
 
 @dataclass(frozen=True)
@@ -331,6 +359,7 @@ __all__ = [
     "FallbackSettings",
     "FrameTaskSettings",
     "IkSettings",
+    "IkWalkingSettings",
     "PostureSettings",
     "TaskGains",
     "TorqueSettings",

@@ -8,6 +8,12 @@ integral of the horizontal CoM error (servo compliance leaves a steady offset; c
 :data:`COM_INTEGRAL_LIMIT`). The command is q_ik and its velocity as joint references, and, with
 ``ik.gravity_feedforward``, contact-consistent gravity torques as effort (the contact wrenches
 distributed for the DCM feedback's CoM acceleration; held soles that bear no load are left out).
+
+While walking (the walking behaviour hands each step's :class:`WalkingReferences` to
+:attr:`IkMode.walking_references`), the horizontal CoM target is instead the command of the
+ZMP-CoM controller (:mod:`wbm_control.walking.position_stabilizer`: the walking stabilizer's ZMP,
+a DCM feedback at the measured CoM, realized through the CoM command against the F/T ZMP and the
+measured CoM; gains in ``ik.walking``).
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from wbm_control.qp import DenseQPSolver
 from wbm_control.qp_fallback import IK_CLIPPED, ik_fallback_step
 from wbm_control.robot_kinematics import RobotKinematics
 from wbm_control.tasks import TaskSet
+from wbm_control.walking.position_stabilizer import ZmpComController
+from wbm_control.walking.references import WalkingReferences
 from wbm_control.wrench_distribution import static_net_wrench
 from wbm_description.robot_io import JointCommand
 from wbm_description.whole_body_model import WholeBodyModel
@@ -58,6 +66,9 @@ class IkMode:
     Attributes:
         ik: The differential IK.
         q: The IK's configuration (None before the first step).
+        com_controller: The ZMP-CoM controller of the CoM command while walking.
+        walking_references: The walking references of the next step (set per step by the
+            walking behaviour, consumed by the step; None: not walking).
         timings: Wall time [s] of each part of the last step: ``kinematics``, ``targets``
             (balance, task references), ``IK (build + solve)``, ``feed-forward``, ``command``.
     """
@@ -88,12 +99,21 @@ class IkMode:
         self.distribution_solver = DenseQPSolver(name="wrench_distribution")
         self.q: np.ndarray | None = None
         self._com_integral = np.zeros(2)
+        walking = settings.ik.walking
+        self.com_controller = ZmpComController(
+            zmp_gain=walking.zmp_gain, com_gain=walking.com_gain, max_offset=walking.max_offset
+        )
+        self.walking_references: WalkingReferences | None = None
+        self._com_target: np.ndarray | None = None
         self.timings: dict[str, float] = {}
 
     def reset(self) -> None:
-        """Forget the IK configuration and the CoM integral."""
+        """Forget the IK configuration, the CoM integral and the walking CoM command."""
         self.q = None
         self._com_integral = np.zeros(2)
+        self.com_controller.reset()
+        self.walking_references = None
+        self._com_target = None
 
     def resync(self, q: np.ndarray) -> None:
         """Continue the IK from the configuration q (the estimate)."""
@@ -131,6 +151,36 @@ class IkMode:
         self._com_integral = np.clip(self._com_integral, -COM_INTEGRAL_LIMIT, COM_INTEGRAL_LIMIT)
         target[:2] += self._com_integral
         return target
+
+    def walking_com_target(
+        self,
+        walking: WalkingReferences,
+        com: np.ndarray,
+        c_ref: np.ndarray,
+        cd_ref: np.ndarray,
+        zmp_measured: np.ndarray | None,
+        dt: float,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """While walking: the CoM command of the ZMP-CoM controller (position [m], velocity [m/s]).
+
+        Horizontally the walking stabilizer's ZMP (DCM feedback at the measured CoM) realized
+        through the CoM command (:class:`ZmpComController`, started where the standing CoM
+        target was); vertically the reference (the walking height).
+        """
+        controller = self.com_controller
+        if controller.position is None and self._com_target is not None:
+            controller.reset(self._com_target)
+        command = controller.update(
+            com_ref=c_ref,
+            com_velocity_ref=cd_ref,
+            com=com,
+            zmp_desired=walking.zmp_command,
+            zmp_measured=zmp_measured,
+            dt=dt,
+        )
+        target = np.array([command.position[0], command.position[1], c_ref[2]])
+        velocity = np.array([command.velocity[0], command.velocity[1], cd_ref[2]])
+        return target, velocity
 
     def feedforward(
         self,
@@ -178,8 +228,16 @@ class IkMode:
         status.record_balance(balance)
         self.set_targets(kinematics, tasks, contacts, t, status)
         c_ref, cd_ref, _ = balance.reference
-        target = self.com_target(kinematics.com, c_ref, settings.com.ik_integral_gain, dt)
-        self.ik.set_com_target(target, cd_ref)
+        walking, self.walking_references = self.walking_references, None
+        if walking is None:
+            target = self.com_target(kinematics.com, c_ref, settings.com.ik_integral_gain, dt)
+            velocity = cd_ref
+        else:
+            target, velocity = self.walking_com_target(
+                walking, kinematics.com, c_ref, cd_ref, status.zmp_measured, dt
+            )
+        self._com_target = target
+        self.ik.set_com_target(target, velocity)
         solve_start = time.perf_counter()
         try:
             q_next, v_ik = self.ik.step(self.q, dt)

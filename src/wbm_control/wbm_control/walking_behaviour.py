@@ -37,6 +37,7 @@ import pinocchio as pin
 
 from wbm_control.base_estimator import BaseEstimate
 from wbm_control.controller import WholeBodyController
+from wbm_control.ik_mode import IkMode
 from wbm_control.trajectories import quintic_time_scaling
 from wbm_control.walking import (
     ActivateContact,
@@ -209,6 +210,8 @@ class WalkingBehaviour:
         com_velocity = self._data.vcom[0].copy()
         references = self.walking.update(t, com, com_velocity, self.contact_state(estimate))
         self.references = references
+        if isinstance(controller.mode, IkMode):  # position control: the IK's CoM command
+            controller.mode.walking_references = references
         for command in references.contact_commands:
             if isinstance(command, ReleaseContact):
                 controller.release_contact(command.sole)
@@ -253,17 +256,17 @@ class WalkingBehaviour:
     ) -> pin.SE3:
         """Where a sole is held from touch-down.
 
-        x, y and yaw where the estimate puts the sole, flat on the planned ground height.
+        x, y and yaw where the estimate puts the sole, flat on the planned ground height. In
+        mode "ik" the height is the footstep's ground plane, not the swing reference's at the
+        touch-down (below the ground after a late touch-down lowered it: the servos would hold
+        the stance sole that far into the ground and lift the robot).
         """
         frame_id = controller.sole_frame_ids[command.sole]
         pin.framesForwardKinematics(controller.pin_model, self._data, estimate.q)
         measured = self._data.oMf[frame_id]
         yaw = math.atan2(measured.rotation[1, 0], measured.rotation[0, 0])
-        position = np.array(
-            [
-                measured.translation[0],
-                measured.translation[1],
-                command.placement.translation[2],
-            ]
-        )
+        height = command.placement.translation[2]
+        if isinstance(controller.mode, IkMode):
+            height = self.walking.state_machine.foot(command.side).placement().translation[2]
+        position = np.array([measured.translation[0], measured.translation[1], height])
         return pin.SE3(_yaw_rotation(yaw), position)
