@@ -73,6 +73,7 @@ def test_inputs_taken_on_the_thread_in_order_and_exclusive_with_the_core(context
     publisher = publisher_node.create_publisher(JointState, "samples", reliable)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
+    assert executor.can_execute(subscription)  # until the thread starts, the executor's
     spinner = threading.Thread(target=executor.spin, daemon=True)
     spinner.start()
     inputs.start()

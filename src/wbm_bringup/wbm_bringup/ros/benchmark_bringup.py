@@ -51,6 +51,7 @@ from std_msgs.msg import Float64MultiArray
 from tf2_msgs.msg import TFMessage
 
 from wbm_bringup.launching import LaunchRunner, plan_launch
+from wbm_bringup.ros.benchmark_transport import print_executor_costs
 from wbm_bringup.share import launch_file
 from wbm_description.ros.cycle_timing import timing_rows
 
@@ -440,7 +441,19 @@ def main(argv: list[str] | None = None) -> int:
         help="only print the CPU time of the loop's message work, old converters beside the "
         "in-place fillers (no launch)",
     )
+    parser.add_argument(
+        "--executor-costs",
+        action="store_true",
+        help="only print the cost of taking one sample's messages in a controller-sized node, "
+        "rclpy's executor beside the input thread (no launch)",
+    )
     args = parser.parse_args(argv)
+    if args.executor_costs:
+        print_executor_costs()
+        print(
+            f"machine reference: one pin.aba on iCub {1e6 * machine_reference():.1f} us (median)"
+        )
+        return 0
     if args.transport_costs:
         for label, median, spread in transport_costs():
             print(f"{label:<50}{1e6 * median:>9.1f} us CPU (spread {1e6 * spread:.1f})")

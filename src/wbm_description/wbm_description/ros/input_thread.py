@@ -57,15 +57,26 @@ def quiet_publisher_events() -> PublisherEventCallbacks:
 
 
 class DedicatedGroup(CallbackGroup):
-    """Callback group of entities served by a thread of their own: never by an executor."""
+    """Callback group of entities served by a thread of their own once it runs.
+
+    Until :attr:`served` is set (the thread started), an executor serves them as any other
+    entity: a node spun without its thread (a test's executor) still gets its messages.
+
+    Attributes:
+        served: Whether the thread serves them (an executor then leaves them out of its wait).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.served = False
 
     def can_execute(self, entity: Any) -> bool:
-        """Never: an executor leaves these entities out of its wait set."""
-        return False
+        """Whether an executor may wait on and run the entity: while no thread serves it."""
+        return not self.served
 
     def beginning_execution(self, entity: Any) -> bool:
-        """Never: an executor does not run these callbacks."""
-        return False
+        """Whether an executor may run it now (not once the thread serves it)."""
+        return not self.served
 
     def ending_execution(self, entity: Any) -> None:
         """Nothing to release."""
@@ -107,7 +118,7 @@ class InputThread:
     Create the hot-path subscriptions with :meth:`subscribe` (and :meth:`take_clock`), the
     node's other callbacks that share state with them with ``callback_group=core_group``, then
     :meth:`start` (the thread's wait set is sized then); :meth:`stop` before the node is
-    destroyed.
+    destroyed. Until :meth:`start`, the node's executor serves the subscriptions as usual.
 
     Args:
         node: The node owning the subscriptions.
@@ -183,6 +194,7 @@ class InputThread:
         self._thread = threading.Thread(
             target=self._run, name=f"{self.node.get_name()}_inputs", daemon=True
         )
+        self._group.served = True
         self._thread.start()
 
     def stop(self, timeout: float = 2.0) -> None:
