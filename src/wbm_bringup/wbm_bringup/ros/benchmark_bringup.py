@@ -51,7 +51,6 @@ from std_msgs.msg import Float64MultiArray
 from tf2_msgs.msg import TFMessage
 
 from wbm_bringup.launching import LaunchRunner, plan_launch
-from wbm_bringup.ros.benchmark_transport import print_executor_costs
 from wbm_bringup.share import launch_file
 from wbm_description.ros.cycle_timing import timing_rows
 
@@ -449,6 +448,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.executor_costs:
+        from wbm_bringup.ros.benchmark_transport import print_executor_costs
+
         print_executor_costs()
         print(
             f"machine reference: one pin.aba on iCub {1e6 * machine_reference():.1f} us (median)"

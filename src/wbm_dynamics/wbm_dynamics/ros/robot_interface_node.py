@@ -21,6 +21,11 @@ settings class (or its ``backend_config`` file). When to advance and publish (re
 as possible, lockstep, pause, divergence, the command watchdog) is the pacing loop's
 (:class:`~wbm_dynamics.pacing.PacingLoop`); this node converts messages and calls it.
 
+``joint_commands`` is taken on the node's input thread
+(:class:`~wbm_description.ros.input_thread.InputThread`: a wait set of its own, not the
+executor's of every entity); the robot contract's publishers have no QoS event handlers (they
+woke the executor at every publication).
+
 Bad messages (unknown joint, length mismatch, NaN or inf, unknown link) are logged (throttled)
 and dropped; the last valid command stays. A ``joint_commands`` message with an effort beyond a
 joint's torque limit (the robot config's ``joint_limits.torque``) is rejected the same way, as a
