@@ -446,11 +446,28 @@ def main(argv: list[str] | None = None) -> int:
         help="only print the cost of taking one sample's messages in a controller-sized node, "
         "rclpy's executor beside the input thread (no launch)",
     )
+    parser.add_argument(
+        "--controller-loop",
+        action="store_true",
+        help="only run the controller node alone in a lockstep loop played from this process: "
+        "its CPU time per cycle, per thread, and the latency (no simulator, no other node)",
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="repeats of --executor-costs, --controller-loop"
+    )
     args = parser.parse_args(argv)
+    if args.controller_loop:
+        from wbm_bringup.ros.benchmark_controller_loop import print_controller_loop
+
+        print_controller_loop(args.repeats)
+        print(
+            f"machine reference: one pin.aba on iCub {1e6 * machine_reference():.1f} us (median)"
+        )
+        return 0
     if args.executor_costs:
         from wbm_bringup.ros.benchmark_transport import print_executor_costs
 
-        print_executor_costs()
+        print_executor_costs(args.repeats)
         print(
             f"machine reference: one pin.aba on iCub {1e6 * machine_reference():.1f} us (median)"
         )

@@ -107,7 +107,11 @@ from wbm_description.registry import load_robot
 from wbm_description.robot_io import JointCommand
 from wbm_description.ros.cycle_timing import CycleTiming
 from wbm_description.ros.input_thread import InputThread, quiet_publisher_events
-from wbm_description.ros.messages import base_from_odometry, odometry_message, wrench_from_message
+from wbm_description.ros.messages import (
+    OdometryMessage,
+    base_from_odometry,
+    wrench_from_message,
+)
 from wbm_description.ros.node_runtime import (
     ROS_PARAMETERS,
     WbmNode,
@@ -156,6 +160,9 @@ class ControllerNode(WbmNode):
         self._steps = 0
         self._joint_states = JointStateReader(self.model.joint_indices, self.model.ndof)
         self._command = CommandMessage(self.model.joint_names)
+        self._odometry = OdometryMessage(
+            world_frame=self.settings.world_frame, base_frame=robot.base_link
+        )
         self._joint_states_arrived = 0.0
         self.timing = CycleTiming(self, TIMING_COLUMNS)
         self._diagnostics_every = max(1, round(self.settings.control_rate / DIAGNOSTICS_RATE))
@@ -482,15 +489,7 @@ class ControllerNode(WbmNode):
         self.command_publisher.publish(self._command.fill(command, stamp_ns))
         if status.estimate is not None:
             q, v = status.estimate.q, status.estimate.v
-            self.odom_publisher.publish(
-                odometry_message(
-                    q[:7],
-                    v[:6],
-                    world_frame=self.settings.world_frame,
-                    base_frame=self.base_frame,
-                    stamp_seconds=stamp_ns * 1e-9,
-                )
-            )
+            self.odom_publisher.publish(self._odometry.fill(q[:7], v[:6], stamp_ns))
         self.timing.add(stamp_ns, self._joint_states_arrived, started, computed, time.monotonic())
         self._publish_diagnostics(now)
 
