@@ -159,7 +159,7 @@ def controller_loop(cycles: int = 1000, warmup: int = 200) -> dict[str, float]:
         "answered": float(ok.mean()),
         "cpu": total,
         "cpu_main_thread": main,
-        "cpu_other_threads": total - main - dds,
+        "cpu_other_threads": max(total - main - dds, 0.0),
         "cpu_dds_threads": dds,
         "latency_median": float(np.median(latencies[ok])),
         "latency_p99": float(np.percentile(latencies[ok], 99)),
