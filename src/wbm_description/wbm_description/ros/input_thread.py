@@ -232,10 +232,10 @@ class InputThread:
         while not self._stopping.is_set() and context.ok():
             ready = self._wait(wait_set, context, timeout)
             for subscription, with_info in subscriptions:
-                if subscription.handle.pointer not in ready:
-                    continue
                 try:
                     with subscription.handle:
+                        if subscription.handle.pointer not in ready:
+                            continue
                         taken = subscription.handle.take_message(
                             subscription.msg_type, subscription.raw
                         )
