@@ -184,6 +184,25 @@ def test_odometry_round_trip(icub: WholeBodyModel, random_state):
         messages.base_from_odometry(message)
 
 
+def test_odometry_filled_in_place_is_the_converters_message(icub: WholeBodyModel, random_state):
+    """OdometryMessage.fill (the controller's odom, allocated once) against odometry_message:
+    the same message, field by field (exact: the same floats are copied), the second fill
+    overwriting the first, and the stamp exact integer nanoseconds."""
+    filler = messages.OdometryMessage(world_frame="world", base_frame="base_link")
+    for stamp_ns in (3_500_000_000, 1_234_567_891_011):
+        q, v = random_state(icub)
+        filled = filler.fill(q[:7], v[:6], stamp_ns)
+        seconds = stamp_ns * 1e-9
+        built = messages.odometry_message(
+            q[:7], v[:6], world_frame="world", base_frame="base_link", stamp_seconds=seconds
+        )
+        assert filled == built
+        assert filled.header.stamp.sec * 1_000_000_000 + filled.header.stamp.nanosec == stamp_ns
+        configuration, velocity = messages.base_from_odometry(filled)
+        np.testing.assert_allclose(configuration, q[:7], atol=1e-15)
+        np.testing.assert_array_equal(velocity, v[:6])
+
+
 def test_wrench_and_transform_messages(rng):
     wrench = rng.normal(size=6)
     np.testing.assert_array_equal(

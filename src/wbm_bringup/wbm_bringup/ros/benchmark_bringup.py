@@ -18,6 +18,8 @@ when that was within one control period of its readings being ready. Printed per
   there: median, p99, max;
 - RTF: robot seconds per wall second;
 - what the extra subscriber received per wall second (joint_states, tf);
+- CPU time per cycle of each node's process (user + system, from ``/proc``): the figure
+  least sensitive to the machine's other load;
 - the breakdown of a cycle (medians and p99): simulator step, publish (the robot contract's
   messages of one sample), inputs to controller (readings ready to the controller's step start:
   publish, transit and dispatch of joint_states, imu and ft/*), controller compute (estimator,
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import os
 import sys
 import threading
 import time
@@ -157,12 +160,18 @@ def measure(
                     raise RuntimeError(f"{pacing} {rate:g} Hz: the loop did not start")
                 time.sleep(0.2)
             time.sleep(warmup)
+            labels = [spec.label for spec in plan.processes]
+            cpu_before = [process_cpu_seconds(child.pid) for child in runner.children]
             record.clear()
             record.recording = True
             start = time.monotonic()
             time.sleep(seconds)
             record.recording = False
             wall = time.monotonic() - start
+            cpu_used = {
+                label: process_cpu_seconds(child.pid) - before
+                for label, child, before in zip(labels, runner.children, cpu_before, strict=True)
+            }
             time.sleep(0.5)  # the last batches of timing rows
         finally:
             executor.shutdown(timeout_sec=5.0)
@@ -174,11 +183,26 @@ def measure(
             if log is not None:
                 with log.open("a") as file:
                     file.write(f"===== {pacing} {rate:g} Hz\n{output.getvalue()}")
-    return summarize(record, rate, wall)
+    return summarize(record, rate, wall, cpu_used)
 
 
-def summarize(record: ProbeRecord, rate: float, wall: float) -> dict[str, float]:
-    """The row's figures from the probe's record (module docstring)."""
+def process_cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) a process used so far [s], from ``/proc`` (NaN without it)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def summarize(
+    record: ProbeRecord, rate: float, wall: float, cpu_used: dict[str, float] | None = None
+) -> dict[str, float]:
+    """The row's figures from the probe's record (module docstring).
+
+    ``cpu_used``: CPU time each node's process used during the measurement [s], by node name;
+    reported per cycle (``cpu_<node>`` [s], the figure least sensitive to other load).
+    """
     robot = np.array(record.robot_rows).reshape(-1, 5)
     samples = robot[(robot[:, 1] == 0.0) & (robot[:, 2] > 0.0)]  # publications after a step
     commands = robot[robot[:, 1] == 1.0]
@@ -215,6 +239,8 @@ def summarize(record: ProbeRecord, rate: float, wall: float) -> dict[str, float]
         "probe_joint_states": len(record.joint_states) / wall,
         "probe_tf": len(record.tf) / wall,
     }
+    for label, used in (cpu_used or {}).items():
+        result[f"cpu_{label}"] = used / len(samples)
     latency = total[answered]
     for name, q in (("median", 50), ("p99", 99), ("max", 100)):
         result[f"latency_{name}"] = float(np.percentile(latency, q)) if len(latency) else np.nan
@@ -383,6 +409,13 @@ def print_table(rows: list[tuple[str, dict[str, float]]]) -> None:
             f"{1e3 * r[f'{key}_median']:>8.3f} /{1e3 * r[f'{key}_p99']:>7.3f}" for _, r in rows
         )
         print(f"{label:<30}{cells}")
+    nodes = sorted({key[4:] for _, r in rows for key in r if key.startswith("cpu_")})
+    if nodes:
+        print()
+        print("CPU time per cycle [ms] (user + system of each node's process)")
+        for node in nodes:
+            cells = "".join(f"{1e3 * r.get(f'cpu_{node}', np.nan):>17.3f}" for _, r in rows)
+            print(f"{node:<30}{cells}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -412,7 +445,38 @@ def main(argv: list[str] | None = None) -> int:
         help="only print the CPU time of the loop's message work, old converters beside the "
         "in-place fillers (no launch)",
     )
+    parser.add_argument(
+        "--executor-costs",
+        action="store_true",
+        help="only print the cost of taking one sample's messages in a controller-sized node, "
+        "rclpy's executor beside the input thread (no launch)",
+    )
+    parser.add_argument(
+        "--controller-loop",
+        action="store_true",
+        help="only run the controller node alone in a lockstep loop played from this process: "
+        "its CPU time per cycle, per thread, and the latency (no simulator, no other node)",
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="repeats of --executor-costs, --controller-loop"
+    )
     args = parser.parse_args(argv)
+    if args.controller_loop:
+        from wbm_bringup.ros.benchmark_controller_loop import print_controller_loop
+
+        print_controller_loop(args.repeats)
+        print(
+            f"machine reference: one pin.aba on iCub {1e6 * machine_reference():.1f} us (median)"
+        )
+        return 0
+    if args.executor_costs:
+        from wbm_bringup.ros.benchmark_transport import print_executor_costs
+
+        print_executor_costs(args.repeats)
+        print(
+            f"machine reference: one pin.aba on iCub {1e6 * machine_reference():.1f} us (median)"
+        )
+        return 0
     if args.transport_costs:
         for label, median, spread in transport_costs():
             print(f"{label:<50}{1e6 * median:>9.1f} us CPU (spread {1e6 * spread:.1f})")

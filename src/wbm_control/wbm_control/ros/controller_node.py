@@ -30,6 +30,16 @@ the log says about the safe hold). Trigger ``timer``: a step every 1/control_rat
 under use_sim_time); ``inputs``: one step per robot sample, once joint_states, imu and every F/T
 sensor of the same stamp have arrived (a lockstep simulator advances only when answered).
 
+Threads: the robot inputs (joint_states, imu, ft/*, ground_truth/odom, and /clock under
+use_sim_time, taken first) are taken and handled on
+the node's input thread (:class:`~wbm_description.ros.input_thread.InputThread`), which waits on
+them alone: the executor's wake-up costs about 0.5-1 ms of CPU per message with every entity of
+the node, and the trigger ``inputs`` steps once the last of a sample's messages arrived. Targets,
+walking commands and timers stay on the executor, in the input thread's ``core_group``: they
+hold its lock while they run, so no two callbacks touch the core at once. A subscription or timer
+added to this node that touches the core must be created with ``callback_group=core``
+(``tests/control/test_controller_threads.py`` checks it).
+
 Start: the node commands nothing until its first control step, which starts from the measured
 state (the robot side holds the initial posture until then, ``hold_posture_at_start``), so the
 first command takes over from the robot side's hold without a limp interval.
@@ -96,7 +106,12 @@ from wbm_description.exceptions import ConfigError, NameNotFound, WbmError
 from wbm_description.registry import load_robot
 from wbm_description.robot_io import JointCommand
 from wbm_description.ros.cycle_timing import CycleTiming
-from wbm_description.ros.messages import base_from_odometry, odometry_message, wrench_from_message
+from wbm_description.ros.input_thread import InputThread, quiet_publisher_events
+from wbm_description.ros.messages import (
+    OdometryMessage,
+    base_from_odometry,
+    wrench_from_message,
+)
 from wbm_description.ros.node_runtime import (
     ROS_PARAMETERS,
     WbmNode,
@@ -146,6 +161,9 @@ class ControllerNode(WbmNode):
         self._steps = 0
         self._joint_states = JointStateReader(self.model.joint_indices, self.model.ndof)
         self._command = CommandMessage(self.model.joint_names)
+        self._odometry = OdometryMessage(
+            world_frame=self.settings.world_frame, base_frame=robot.base_link
+        )
         self._joint_states_arrived = 0.0
         self.timing = CycleTiming(self, TIMING_COLUMNS)
         self._diagnostics_every = max(1, round(self.settings.control_rate / DIAGNOSTICS_RATE))
@@ -162,46 +180,74 @@ class ControllerNode(WbmNode):
             )
         }
 
+        # The robot inputs are taken on the input thread (a wait set of their own, not the
+        # executor's of every entity); the callbacks that share the core with them hold its lock.
+        self.input_thread = InputThread(self)
+        core = self.input_thread.core_group
+        inputs = self.input_thread.subscribe
         sensor_qos = QoSProfile(depth=5, reliability=ReliabilityPolicy.BEST_EFFORT)
         reliable = QoSProfile(depth=10)
-        self.create_subscription(JointState, "joint_states", self._on_joint_states, sensor_qos)
-        self.create_subscription(Imu, "imu", self._on_imu, sensor_qos)
+        inputs(JointState, "joint_states", self._on_joint_states, sensor_qos)
+        inputs(Imu, "imu", self._on_imu, sensor_qos)
         for sensor in self.sensor_frames:
-            self.create_subscription(
+            inputs(
                 WrenchStamped,
                 wrench_input(sensor),
                 lambda message, name=sensor: self._on_wrench(name, message),
                 sensor_qos,
             )
-        self.create_subscription(PointStamped, "targets/com", self._on_com_target, reliable)
+        if self.settings.use_ground_truth:
+            inputs(Odometry, "ground_truth/odom", self._on_ground_truth, sensor_qos)
+        self.input_thread.take_clock()  # /clock (use_sim_time) first, on the same thread
+        self.create_subscription(
+            PointStamped, "targets/com", self._on_com_target, reliable, callback_group=core
+        )
         for task in self.controller.frame_tasks:
             self.create_subscription(
                 PoseStamped,
                 f"targets/{task}",
                 lambda message, name=task: self._on_frame_target(name, message),
                 reliable,
+                callback_group=core,
             )
-        if self.settings.use_ground_truth:
-            self.create_subscription(
-                Odometry, "ground_truth/odom", self._on_ground_truth, sensor_qos
-            )
-        self.create_subscription(Twist, "cmd_vel", self._on_cmd_vel, reliable)
-        self.create_subscription(Path, "footstep_plan", self._on_footstep_plan, reliable)
-        self.create_subscription(PoseStamped, "goal_pose", self._on_goal_pose, reliable)
+        self.create_subscription(Twist, "cmd_vel", self._on_cmd_vel, reliable, callback_group=core)
+        self.create_subscription(
+            Path, "footstep_plan", self._on_footstep_plan, reliable, callback_group=core
+        )
+        self.create_subscription(
+            PoseStamped, "goal_pose", self._on_goal_pose, reliable, callback_group=core
+        )
         self.markers_publisher = self.create_publisher(MarkerArray, "walking/markers", reliable)
-        self.command_publisher = self.create_publisher(JointState, "joint_commands", reliable)
-        self.odom_publisher = self.create_publisher(Odometry, "odom", reliable)
+        quiet = quiet_publisher_events()  # no executor wake-up per message published
+        self.command_publisher = self.create_publisher(
+            JointState, "joint_commands", reliable, event_callbacks=quiet
+        )
+        self.odom_publisher = self.create_publisher(
+            Odometry, "odom", reliable, event_callbacks=quiet
+        )
         self.diagnostics_publisher = self.create_publisher(
             DiagnosticArray, "diagnostics", reliable
         )
         if self.settings.trigger == "timer":
-            self.create_timer(self.settings.control_period, self._on_control_timer)
+            self.create_timer(
+                self.settings.control_period, self._on_control_timer, callback_group=core
+            )
         steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self.create_timer(WATCHDOG_PERIOD, self._on_watchdog, clock=steady)
+        self.create_timer(WATCHDOG_PERIOD, self._on_watchdog, callback_group=core, clock=steady)
         self.get_logger().info(
             f"wbm_controller: robot {robot.name}, mode {self.settings.mode}, "
             f"{self.settings.control_rate:g} Hz, tasks {sorted(self.controller.frame_tasks)}"
         )
+
+    # ------------------------------------------------------------------ life cycle
+
+    def start(self) -> None:
+        """Start taking the robot inputs (the input thread)."""
+        self.input_thread.start()
+
+    def stop(self) -> None:
+        """Stop the input thread."""
+        self.input_thread.stop()
 
     # ------------------------------------------------------------------ robot inputs
 
@@ -444,15 +490,7 @@ class ControllerNode(WbmNode):
         self.command_publisher.publish(self._command.fill(command, stamp_ns))
         if status.estimate is not None:
             q, v = status.estimate.q, status.estimate.v
-            self.odom_publisher.publish(
-                odometry_message(
-                    q[:7],
-                    v[:6],
-                    world_frame=self.settings.world_frame,
-                    base_frame=self.base_frame,
-                    stamp_seconds=stamp_ns * 1e-9,
-                )
-            )
+            self.odom_publisher.publish(self._odometry.fill(q[:7], v[:6], stamp_ns))
         self.timing.add(stamp_ns, self._joint_states_arrived, started, computed, time.monotonic())
         self._publish_diagnostics(now)
 

@@ -187,6 +187,43 @@ def odometry_message(
     return message
 
 
+class OdometryMessage:
+    """A nav_msgs/Odometry allocated once (frames set) and filled in place per publication.
+
+    The same message as :func:`odometry_message` (covariances zero), without building its
+    sub-messages anew at every control step; the stamp is exact integer nanoseconds.
+
+    Args:
+        world_frame: header.frame_id.
+        base_frame: child_frame_id.
+    """
+
+    def __init__(self, *, world_frame: str, base_frame: str):
+        self.message = Odometry()
+        self.message.header.frame_id = world_frame
+        self.message.child_frame_id = base_frame
+
+    def fill(
+        self,
+        base_configuration: np.ndarray,
+        base_velocity_in_base: np.ndarray,
+        stamp_ns: int,
+    ) -> Odometry:
+        """The message of Pinocchio's q[:7] and v[:6] at ``stamp_ns`` [ns] (see the class)."""
+        message = self.message
+        message.header.stamp.sec, message.header.stamp.nanosec = divmod(stamp_ns, _NANOSECONDS)
+        q = np.asarray(base_configuration, dtype=float)[:7].tolist()
+        pose = message.pose.pose
+        pose.position.x, pose.position.y, pose.position.z = q[:3]
+        o = pose.orientation
+        o.x, o.y, o.z, o.w = q[3:7]
+        v = np.asarray(base_velocity_in_base, dtype=float)[:6].tolist()
+        twist = message.twist.twist
+        twist.linear.x, twist.linear.y, twist.linear.z = v[:3]
+        twist.angular.x, twist.angular.y, twist.angular.z = v[3:6]
+        return message
+
+
 def base_from_odometry(message: Odometry) -> tuple[np.ndarray, np.ndarray]:
     """Pinocchio's q[:7] and v[:6] of the base from an Odometry (inverse of odometry_message).
 

@@ -14,6 +14,7 @@ few milliseconds catches up instead of dropping messages.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
@@ -63,6 +64,9 @@ class RobotStateInputs:
         model: The whole-body model (joint names, F/T sensors, base type).
         settings: Topic names and the report period.
         on_joint_state: Called after every valid joint_states message with its stamp [s].
+        subscribe: Creates the subscriptions, as ``node.create_subscription(type, topic,
+            callback, qos)`` (the default), e.g. an
+            :meth:`~wbm_description.ros.input_thread.InputThread.subscribe`.
 
     Attributes:
         joint_positions: Latest joint positions in model order [rad], or None.
@@ -78,6 +82,7 @@ class RobotStateInputs:
         model: WholeBodyModel,
         settings: StatePublisherSettings,
         on_joint_state: Callable[[], None] | None = None,
+        subscribe: Callable[..., Any] | None = None,
     ):
         self._model = model
         self._joint_index = model.joint_indices
@@ -89,14 +94,15 @@ class RobotStateInputs:
         self.stamp_seconds = 0.0
         self.base_configuration: np.ndarray | None = None
         self.readings: dict[str, np.ndarray] = {}
-        node.create_subscription(JointState, "joint_states", self._joint_state, INPUT_QOS)
+        subscribe = subscribe or node.create_subscription
+        subscribe(JointState, "joint_states", self._joint_state, INPUT_QOS)
         if model.floating_base:
             self._odom_topic = settings.base_pose_topic
-            node.create_subscription(Odometry, settings.base_pose_topic, self._odometry, INPUT_QOS)
+            subscribe(Odometry, settings.base_pose_topic, self._odometry, INPUT_QOS)
         for sensor in model.config.ft_sensors:
             frames = {sensor.frame, settings.frame_prefix + sensor.frame}
             topic = f"{settings.ft_topic_prefix}{sensor.name}"
-            node.create_subscription(
+            subscribe(
                 WrenchStamped,
                 topic,
                 lambda message, s=sensor.name, f=frames, t=topic: self._wrench(message, s, f, t),

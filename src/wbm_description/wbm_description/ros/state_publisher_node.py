@@ -18,9 +18,11 @@ Publishes:
   (:mod:`wbm_description.markers`), stamped with the latest joint_states stamp.
 
 Subscribes to ``joint_states``, the base pose topic and the F/T topics
-(:mod:`wbm_description.ros.state_inputs`). The work is done by :mod:`wbm_description.tf_tree`
-and :mod:`wbm_description.markers`; this module only converts. A bad parameter, robot config or
-URDF stops the node at start with a message naming it (exit code 2, see
+(:mod:`wbm_description.ros.state_inputs`), taken with ``/clock`` on the node's input thread
+(:class:`~wbm_description.ros.input_thread.InputThread`; TF is published from it). The work
+is done by :mod:`wbm_description.tf_tree` and :mod:`wbm_description.markers`; this module only
+converts. A bad parameter, robot config or URDF stops the node at start with a message naming it
+(exit code 2, see
 :func:`~wbm_description.ros.node_runtime.run_node`); :func:`check_parameters` makes the same
 parameter checks without starting the node (``wbm launch`` runs it before starting anything).
 """
@@ -44,6 +46,7 @@ from wbm_description.ft_ground_reaction import FootForceSensors
 from wbm_description.markers import marker_scene
 from wbm_description.package_paths import resolve_package_uris_in_text
 from wbm_description.registry import load_robot
+from wbm_description.ros.input_thread import InputThread, quiet_publisher_events
 from wbm_description.ros.marker_messages import (
     MovingTransformMessages,
     marker_array_message,
@@ -83,7 +86,17 @@ class StatePublisherNode(WbmNode):
         )
         self.sensors = FootForceSensors(self.model)
         self.marker_options = self.settings.marker_options()
-        self.inputs = RobotStateInputs(self, self.model, self.settings, self._publish_tf)
+        # The inputs (and /clock) on the input thread: a wait set of their own instead of an
+        # executor wake-up of every entity per message; the markers timer holds its lock.
+        self.input_thread = InputThread(self)
+        self.inputs = RobotStateInputs(
+            self,
+            self.model,
+            self.settings,
+            self._publish_tf,
+            subscribe=self.input_thread.subscribe,
+        )
+        self.input_thread.take_clock()
 
         description = self.model.urdf_text
         if self.settings.resolve_package_uris:
@@ -101,7 +114,9 @@ class StatePublisherNode(WbmNode):
         )
         self._static_publisher.publish(TFMessage(transforms=static))
 
-        self._tf_publisher = self.create_publisher(TFMessage, "tf", TF_QOS)
+        self._tf_publisher = self.create_publisher(
+            TFMessage, "tf", TF_QOS, event_callbacks=quiet_publisher_events()
+        )
         self._tf = MovingTransformMessages(
             self.tree.moving_transforms(self.model.neutral_configuration()),
             base_last=self.model.floating_base,
@@ -112,13 +127,25 @@ class StatePublisherNode(WbmNode):
 
         self._marker_publisher = self.create_publisher(MarkerArray, "markers", 10)
         if self.settings.marker_rate > 0.0:
-            self.create_timer(1.0 / self.settings.marker_rate, self._publish_markers)
+            self.create_timer(
+                1.0 / self.settings.marker_rate,
+                self._publish_markers,
+                callback_group=self.input_thread.core_group,
+            )
         self.get_logger().info(
             f"robot '{self.model.config.name}': {len(self.tree.static_edges)} static and "
             f"{len(self.tree.moving_edges)} moving transforms, base pose from "
             f"'{self.settings.base_pose_topic if self.model.floating_base else 'fixed base'}', "
             f"TF at {self.settings.publish_frequency:g} Hz"
         )
+
+    def start(self) -> None:
+        """Start taking the inputs (the input thread)."""
+        self.input_thread.start()
+
+    def stop(self) -> None:
+        """Stop the input thread."""
+        self.input_thread.stop()
 
     def _publish_tf(self) -> None:
         """After a valid joint_states, when due: the moving transforms (world -> base if known)."""

@@ -21,6 +21,11 @@ settings class (or its ``backend_config`` file). When to advance and publish (re
 as possible, lockstep, pause, divergence, the command watchdog) is the pacing loop's
 (:class:`~wbm_dynamics.pacing.PacingLoop`); this node converts messages and calls it.
 
+``joint_commands`` is taken on the node's input thread
+(:class:`~wbm_description.ros.input_thread.InputThread`: a wait set of its own, not the
+executor's of every entity); the robot contract's publishers have no QoS event handlers (they
+woke the executor at every publication).
+
 Bad messages (unknown joint, length mismatch, NaN or inf, unknown link) are logged (throttled)
 and dropped; the last valid command stays. A ``joint_commands`` stamp is the robot time of the
 sample the command answers (0: unstamped); a command older than the held one, or already
@@ -51,6 +56,7 @@ from std_srvs.srv import Trigger
 from wbm_description.exceptions import ConfigError, WbmError
 from wbm_description.registry import load_robot
 from wbm_description.ros.cycle_timing import CycleTiming
+from wbm_description.ros.input_thread import InputThread, quiet_publisher_events
 from wbm_description.ros.messages import wrench_from_message
 from wbm_description.ros.node_runtime import (
     ROS_PARAMETERS,
@@ -112,19 +118,21 @@ class RobotInterfaceNode(WbmNode):
         self.timing = CycleTiming(self, TIMING_COLUMNS)
 
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-        self._clock_publisher = self.create_publisher(Clock, "/clock", reliable)
-        self._joint_publisher = self.create_publisher(JointState, "joint_states", reliable)
-        self._imu_publisher = (
-            self.create_publisher(Imu, "imu", reliable) if description.imu_frame else None
-        )
+
+        def publisher(message_type: type, topic: str):
+            # Without QoS event handlers: they would wake the executor at every publication.
+            return self.create_publisher(
+                message_type, topic, reliable, event_callbacks=quiet_publisher_events()
+            )
+
+        self._clock_publisher = publisher(Clock, "/clock")
+        self._joint_publisher = publisher(JointState, "joint_states")
+        self._imu_publisher = publisher(Imu, "imu") if description.imu_frame else None
         self._ft_publishers = {
-            name: self.create_publisher(WrenchStamped, f"ft/{name}", reliable)
-            for name in description.ft_sensor_frames
+            name: publisher(WrenchStamped, f"ft/{name}") for name in description.ft_sensor_frames
         }
         self._odom_publisher = (
-            self.create_publisher(Odometry, "ground_truth/odom", reliable)
-            if description.base_frame
-            else None
+            publisher(Odometry, "ground_truth/odom") if description.base_frame else None
         )
         try:
             self.loop = PacingLoop(
@@ -133,7 +141,10 @@ class RobotInterfaceNode(WbmNode):
         except WbmError:
             self.backend.close()
             raise
-        self.create_subscription(JointState, "joint_commands", self._on_command, reliable)
+        # Commands are taken on the input thread (a wait set of their own); the pacing loop is
+        # thread-safe (its realtime thread and the executor's services call it already).
+        self.input_thread = InputThread(self)
+        self.input_thread.subscribe(JointState, "joint_commands", self._on_command, reliable)
         self.create_subscription(WrenchStamped, "apply_wrench", self._on_wrench, reliable)
         self.create_service(Trigger, "reset", self._on_reset)
         self.create_service(Trigger, "pause", self._on_pause)
@@ -166,11 +177,13 @@ class RobotInterfaceNode(WbmNode):
     # ------------------------------------------------------------------ life cycle
 
     def start(self) -> None:
-        """Publish the initial state and start the pacing loop."""
+        """Publish the initial state and start the pacing loop and the input thread."""
         self.loop.start()
+        self.input_thread.start()
 
     def stop(self) -> None:
-        """Stop the pacing loop and release the backend."""
+        """Stop the input thread and the pacing loop, and release the backend."""
+        self.input_thread.stop()
         self.loop.stop()
         self.backend.close()
 

@@ -1,0 +1,278 @@
+"""A node's hot-path subscriptions, taken and dispatched on a thread of their own.
+
+rclpy's executors rebuild their wait set from every entity of the node at every wake-up
+(subscriptions, timers, services, the parameter services, the QoS event handlers of every
+publisher and subscription) in Python: on the 2-core machine that is about 0.5-1 ms of CPU per
+message for a node of the controller's size, paid once per robot topic (joint_states, imu,
+every ft/<sensor>) of every control cycle. :class:`InputThread` keeps the robot inputs out of
+that: their subscriptions are ordinary subscriptions of the node (same topics, QoS, namespace
+and remapping; the graph sees no difference), created in a callback group the executor never
+waits on, and a thread of the node waits on a wait set holding only them and takes each ready
+message (one per subscription per wake-up, as the executor does) and calls its callback.
+
+Everything else stays on the node's executor. Callbacks of both that touch the same state are
+serialized by one lock: the input thread holds :attr:`InputThread.lock` around each callback,
+and entities created with ``callback_group=InputThread.core_group`` hold it around theirs (their
+callback group acquires it when the executor begins executing them and releases it after).
+
+Wake-ups without work: with rmw_fastrtps, an entity's QoS event handlers (the default
+incompatible-QoS and incompatible-type warnings rclpy attaches to every subscription and
+publisher) wake the executor's wait for every message the entity receives or sends, without
+anything to take: on the 2-core machine that was 2-3 executor passes per control cycle on an
+otherwise idle executor. The thread's subscriptions (and the clock's, once taken) therefore
+have their event handlers in a group nobody waits on, and the hot-path publishers are created
+with :func:`quiet_publisher_events`: their incompatible-QoS warnings are not logged (our
+publishers are reliable and volatile: every subscriber's QoS is compatible with them).
+
+A callback of the input thread that raises ends the node as one of the executor would: the
+exception is raised again on the executor's thread (out of ``spin``). On shutdown (the context
+shut down, :meth:`InputThread.stop`) the thread ends quietly.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from rclpy.callback_groups import CallbackGroup
+from rclpy.event_handler import PublisherEventCallbacks
+from rclpy.exceptions import InvalidHandle
+from rclpy.guard_condition import GuardCondition
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+from rclpy.node import Node
+from rclpy.qos import QoSProfile
+from rclpy.subscription import Subscription
+
+WAKE_PERIOD = 0.1
+"""Longest wait of the input thread before it checks whether to stop [s]."""
+
+
+def quiet_publisher_events() -> PublisherEventCallbacks:
+    """Event callbacks of a hot-path publisher: none (see the module docstring).
+
+    Pass as ``create_publisher(..., event_callbacks=quiet_publisher_events())``.
+    """
+    return PublisherEventCallbacks(use_default_callbacks=False)
+
+
+class DedicatedGroup(CallbackGroup):
+    """Callback group of entities served by a thread of their own once it runs.
+
+    Until :attr:`served` is set (the thread started), an executor serves them as any other
+    entity: a node spun without its thread (a test's executor) still gets its messages.
+
+    Attributes:
+        served: Whether the thread serves them (an executor then leaves them out of its wait).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.served = False
+
+    def can_execute(self, entity: Any) -> bool:
+        """Whether an executor may wait on and run the entity: while no thread serves it."""
+        return not self.served
+
+    def beginning_execution(self, entity: Any) -> bool:
+        """Whether an executor may run it now (not once the thread serves it)."""
+        return not self.served
+
+    def ending_execution(self, entity: Any) -> None:
+        """Nothing to release."""
+
+
+class LockedGroup(CallbackGroup):
+    """Mutually exclusive callback group whose callbacks hold ``lock`` while they run.
+
+    Args:
+        lock: The lock shared with the input thread.
+    """
+
+    def __init__(self, lock: threading.Lock):
+        super().__init__()
+        self.lock = lock
+        self._running = False
+
+    def can_execute(self, entity: Any) -> bool:
+        """Whether no callback of the group is running (mutually exclusive)."""
+        return not self._running
+
+    def beginning_execution(self, entity: Any) -> bool:
+        """Take the lock (waits for the input thread's callback to end)."""
+        if self._running:
+            return False
+        self.lock.acquire()
+        self._running = True
+        return True
+
+    def ending_execution(self, entity: Any) -> None:
+        """Release the lock."""
+        self._running = False
+        self.lock.release()
+
+
+class InputThread:
+    """Subscriptions of ``node`` served by a thread with a wait set of their own.
+
+    Create the hot-path subscriptions with :meth:`subscribe` (and :meth:`take_clock`), the
+    node's other callbacks that share state with them with ``callback_group=core_group``, then
+    :meth:`start` (the thread's wait set is sized then); :meth:`stop` before the node is
+    destroyed. Until :meth:`start`, the node's executor serves the subscriptions as usual.
+
+    Args:
+        node: The node owning the subscriptions.
+
+    Attributes:
+        lock: Held around every callback of the thread and of :attr:`core_group`.
+        core_group: The callback group of the executor's callbacks that share state with the
+            thread's.
+    """
+
+    def __init__(self, node: Node):
+        self.node = node
+        self.lock = threading.Lock()
+        self.core_group = LockedGroup(self.lock)
+        self._group = DedicatedGroup()
+        self._subscriptions: list[tuple[Subscription, bool]] = []
+        self._wake = GuardCondition(None, None, context=node.context)
+        self._failure: BaseException | None = None
+        self._failed = node.create_guard_condition(self._raise_failure)
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def subscribe(
+        self, msg_type: Any, topic: str, callback: Callable[..., None], qos: QoSProfile
+    ) -> Subscription:
+        """A subscription of the node whose messages the input thread takes.
+
+        ``callback`` takes the message, or the message and its
+        :class:`~rclpy.subscription.MessageInfo` (as for ``Node.create_subscription``).
+        """
+        subscription = self.node.create_subscription(
+            msg_type, topic, callback, qos, callback_group=self._group
+        )
+        with_info = subscription._callback_type is Subscription.CallbackType.WithMessageInfo
+        self._subscriptions.append((subscription, with_info))
+        return subscription
+
+    def take_clock(self) -> bool:
+        """Serve the node's ``/clock`` subscription (its time source's, under use_sim_time) too.
+
+        It is taken before the other subscriptions of the same wake-up, so a sample's stamp is
+        never ahead of the node's clock; it no longer costs the executor a wake-up per message.
+        A clock subscription that its time source destroys later (use_sim_time turned off) is
+        dropped from the thread.
+
+        Returns:
+            Whether the node has one (use_sim_time is true).
+        """
+        for subscription in self.node.subscriptions:
+            if subscription.topic_name == "/clock" and subscription.callback_group is not (
+                self._group
+            ):
+                subscription.callback_group = self._group
+                self._group.add_entity(subscription)
+                for handler in subscription.event_handlers:
+                    handler.callback_group = self._group
+                with_info = (
+                    subscription._callback_type is Subscription.CallbackType.WithMessageInfo
+                )
+                self._subscriptions.insert(0, (subscription, with_info))
+                return True
+        return False
+
+    @property
+    def running(self) -> bool:
+        """Whether the thread runs."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        """Start taking messages (once the node is complete)."""
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(
+            target=self._run, name=f"{self.node.get_name()}_inputs", daemon=True
+        )
+        self._group.served = True
+        self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop the thread and wait for it (at most ``timeout`` seconds)."""
+        self._stopping.set()
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        try:
+            self._wake.trigger()
+        except Exception:  # the context is already gone: the thread ends by itself
+            pass
+        thread.join(timeout)
+
+    def _raise_failure(self) -> None:
+        # On the executor's thread: the input thread's callback failed.
+        if self._failure is not None:
+            raise self._failure
+
+    def _run(self) -> None:
+        context = self.node.context
+        try:
+            self._serve(context)
+        except Exception as error:  # noqa: BLE001 - handed to the executor's thread
+            if self._stopping.is_set() or not context.ok():
+                return  # shutting down: a take or a publish on the invalid context
+            self._failure = error
+            self._failed.trigger()
+
+    def _serve(self, context: Any) -> None:
+        subscriptions = self._subscriptions
+        timeout = round(WAKE_PERIOD * 1e9)
+        with context.handle:
+            wait_set = _rclpy.WaitSet(len(subscriptions), 1, 0, 0, 0, 0, context.handle)
+        while not self._stopping.is_set() and context.ok():
+            ready = self._wait(wait_set, context, timeout)
+            for subscription, with_info in subscriptions:
+                try:
+                    with subscription.handle:
+                        if subscription.handle.pointer not in ready:
+                            continue
+                        taken = subscription.handle.take_message(
+                            subscription.msg_type, subscription.raw
+                        )
+                except InvalidHandle:
+                    continue  # destroyed meanwhile: the next wait leaves it out
+                if taken is None:
+                    continue
+                with self.lock:
+                    if self._stopping.is_set():
+                        return
+                    if with_info:
+                        subscription.callback(*taken)
+                    else:
+                        subscription.callback(taken[0])
+
+    def _wait(self, wait_set: Any, context: Any, timeout: int) -> list[int]:
+        """Wait for a message (or the wake-up); the pointers of the ready subscriptions."""
+        entered = []
+        try:
+            for handle in (context.handle, self._wake.handle):
+                handle.__enter__()
+                entered.append(handle)
+            handles = []
+            for subscription, with_info in list(self._subscriptions):
+                try:
+                    subscription.handle.__enter__()
+                except InvalidHandle:  # destroyed (a time source's clock subscription)
+                    self._subscriptions.remove((subscription, with_info))
+                    continue
+                entered.append(subscription.handle)
+                handles.append(subscription.handle)
+            wait_set.clear_entities()
+            for handle in handles:
+                wait_set.add_subscription(handle)
+            wait_set.add_guard_condition(self._wake.handle)
+            wait_set.wait(timeout)
+            return wait_set.get_ready_entities("subscription")
+        finally:
+            for handle in reversed(entered):
+                handle.__exit__(None, None, None)

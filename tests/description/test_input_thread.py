@@ -1,0 +1,135 @@
+"""The input thread: hot-path subscriptions served by a thread with a wait set of their own.
+
+Real rclpy in one process: a publisher node sends numbered JointState samples; a node takes them
+on its :class:`InputThread` while its executor (another thread) runs a timer of the core group.
+References: the published numbers (exact: a message is carried, not recomputed), the thread
+each callback ran on, and a counter of callbacks inside the shared lock (never two at once).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+
+from wbm_description.ros.input_thread import InputThread
+
+SAMPLES = 200
+WAIT = 10.0  # [s] longest wait for the samples (a loaded 2-core machine)
+
+
+@pytest.fixture
+def context():
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    yield ctx
+    rclpy.try_shutdown(context=ctx)
+
+
+def test_inputs_taken_on_the_thread_in_order_and_exclusive_with_the_core(context):
+    publisher_node = rclpy.create_node("input_thread_publisher", context=context)
+    node = rclpy.create_node("input_thread_node", context=context)
+    inputs = InputThread(node)
+    reliable = QoSProfile(depth=SAMPLES, reliability=ReliabilityPolicy.RELIABLE)
+    received: list[tuple[float, list[float], str, bool]] = []
+    inside = [0]
+    overlaps = [0]
+    core_calls = [0]
+    done = threading.Event()
+
+    def enter() -> None:
+        inside[0] += 1
+        if inside[0] > 1:
+            overlaps[0] += 1
+
+    def on_sample(message: JointState, info) -> None:
+        enter()
+        time.sleep(0.0005)  # long enough for the core timer to try to run meanwhile
+        received.append(
+            (
+                float(message.header.stamp.nanosec),
+                list(message.position),
+                threading.current_thread().name,
+                info is not None and "publisher_gid" in info,
+            )
+        )
+        inside[0] -= 1
+        if len(received) == SAMPLES:
+            done.set()
+
+    def on_core_timer() -> None:
+        enter()
+        core_calls[0] += 1
+        time.sleep(0.0005)
+        inside[0] -= 1
+
+    subscription = inputs.subscribe(JointState, "samples", on_sample, reliable)
+    node.create_timer(0.001, on_core_timer, callback_group=inputs.core_group)
+    publisher = publisher_node.create_publisher(JointState, "samples", reliable)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    assert executor.can_execute(subscription)  # until the thread starts, the executor's
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    inputs.start()
+    try:
+        deadline = time.monotonic() + WAIT
+        while publisher.get_subscription_count() == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        for i in range(SAMPLES):
+            message = JointState()
+            message.header.stamp.nanosec = i
+            message.name = ["a", "b", "c"]
+            message.position = [i * 0.5, -1.0 / (i + 1), 1e-9 * i]
+            publisher.publish(message)
+            time.sleep(0.0005)
+        assert done.wait(WAIT), f"{len(received)} of {SAMPLES} samples arrived"
+        assert inputs.running
+    finally:
+        inputs.stop()
+        executor.shutdown(timeout_sec=2.0)
+        spinner.join(2.0)
+    # Every sample, in order, carried exactly, with its MessageInfo, on the input thread only.
+    assert [r[0] for r in received] == [float(i) for i in range(SAMPLES)]
+    assert all(r[1] == [i * 0.5, -1.0 / (i + 1), 1e-9 * i] for i, r in enumerate(received))
+    assert {r[2] for r in received} == {"input_thread_node_inputs"}
+    assert all(r[3] for r in received)
+    # The executor never waits on the thread's subscription; the core ran, never alongside.
+    assert not executor.can_execute(subscription)
+    assert core_calls[0] > 10
+    assert overlaps[0] == 0
+    assert not inputs.running  # stop() ended the thread
+
+
+def test_a_failing_input_callback_ends_the_spin_with_its_error(context):
+    publisher_node = rclpy.create_node("input_thread_publisher", context=context)
+    node = rclpy.create_node("input_thread_node", context=context)
+    inputs = InputThread(node)
+    qos = QoSProfile(depth=5, reliability=ReliabilityPolicy.RELIABLE)
+
+    def on_sample(message: JointState) -> None:
+        raise ValueError(f"bad sample {message.header.stamp.nanosec}")
+
+    inputs.subscribe(JointState, "samples", on_sample, qos)
+    publisher = publisher_node.create_publisher(JointState, "samples", qos)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    inputs.start()
+    try:
+        deadline = time.monotonic() + WAIT
+        while publisher.get_subscription_count() == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        message = JointState()
+        message.header.stamp.nanosec = 7
+        publisher.publish(message)
+        with pytest.raises(ValueError, match="bad sample 7"):
+            while time.monotonic() < deadline:
+                executor.spin_once(timeout_sec=0.1)
+    finally:
+        inputs.stop()
+        executor.shutdown(timeout_sec=2.0)
