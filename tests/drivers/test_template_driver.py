@@ -248,12 +248,19 @@ def test_command_watchdog_sends_damping_then_the_firmware_takes_over(emulator, i
     # Damping (before the first write), held, damping (watchdog), held again (write).
     runs = mask_runs(masks)
     damping, holding = (2,) * icub.ndof, (1 | 4,) * icub.ndof
-    assert [run[0] for run in runs] == [damping, holding, damping, holding], runs
-    (_, held, n_held), (_, tripped, n_damping), (_, _, n_again) = runs[1:]
+    # A loaded machine can keep this process from closing the driver for more than the
+    # 0.05 s left of command_timeout after the last write: the driver's own watchdog then
+    # sends damping once more before it closes, command_timeout after that write.
+    extra = runs[4:]
+    assert [run[0] for run in runs[:4]] == [damping, holding, damping, holding], runs
+    assert [run[0] for run in extra] in ([], [damping]), runs
+    (_, held, n_held), (_, tripped, n_damping), (_, again, n_again) = runs[1:4]
     assert n_held >= 30 and n_damping >= 30 and n_again >= 15, runs  # 50, 50, 25 cycles
     assert not values[tripped : tripped + n_damping].any()  # velocity references 0
     # The switch comes command_timeout after the write (receive times: +-30 ms of lag).
     assert abs(times[tripped] - times[held] - 0.1) < 0.03, times[tripped] - times[held]
+    if extra:
+        assert abs(times[extra[0][1]] - times[again] - 0.1) < 0.03, runs
     # The driver kept sending while it lived: the firmware's watchdog tripped only after it
     # closed, 0.2 s of device time after the last command packet (within 2 cycles).
     trips = dump["watchdog_trips"]

@@ -420,7 +420,9 @@ class PacingLoop:
     def _outputs(self, step_started: float = 0.0) -> RobotOutputs:
         backend = self.backend
         readings, base = backend.read(), backend.base_state()
-        return RobotOutputs(backend.time, readings, base, step_started, time.monotonic())
+        # The stamp is the sample's own time: a hardware driver's receiving thread can take a
+        # newer sample between read() and a separate backend.time.
+        return RobotOutputs(readings.time, readings, base, step_started, time.monotonic())
 
 
 __all__ = [

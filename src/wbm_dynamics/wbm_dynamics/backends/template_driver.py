@@ -258,7 +258,8 @@ class TemplateDriver(RobotBackend):
 
     def close(self) -> None:
         """Stop the receiving thread and close the socket (the firmware then times out)."""
-        self._running = False
+        with self._condition:  # no command leaves after close() (the receiver checks it)
+            self._running = False
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout=1.0)
         self._socket.close()
@@ -317,6 +318,8 @@ class TemplateDriver(RobotBackend):
             if sender != self._firmware_address:
                 continue  # not our robot: a stray datagram on our port
             with self._condition:
+                if not self._running:
+                    break
                 try:
                     sequence, readings = self._decode_state(data)
                 except BackendError as error:
