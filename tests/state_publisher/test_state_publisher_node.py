@@ -58,6 +58,10 @@ def publisher_process(start_node):
             # stamps 1 ns apart); the decimated rate has its own test (test_tf_rate.py).
             "-p",
             "publish_frequency:=0.0",
+            # Every message taken as it arrives (the sampled inputs, input_rate > 0, have their
+            # own test in test_tf_rate.py).
+            "-p",
+            "input_rate:=0.0",
         ],
     )
     yield process

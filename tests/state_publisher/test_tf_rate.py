@@ -8,6 +8,7 @@ it is stamped with (the newest state, checked against the test's own Pinocchio F
 from __future__ import annotations
 
 import signal
+import time
 
 import numpy as np
 import pinocchio as pin
@@ -30,10 +31,14 @@ def config():
     return load_robot("icub")
 
 
-def test_tf_follows_publish_frequency_with_the_newest_state(start_node, rclpy_node, config):
+START_NS = 50_000_000_000  # robot time of the first sample
+
+
+def send_samples(start_node, rclpy_node, config, parameters: list[str]):
+    """Start the node, send SAMPLES joint_states at about 500 Hz; (process, TF, wall time)."""
     process = start_node(
         "wbm_description.ros.state_publisher_node",
-        ["--params-file", str(PARAMS_FILE), "-p", f"publish_frequency:={RATE}"],
+        ["--params-file", str(PARAMS_FILE)] + parameters,
     )
     node = rclpy_node
     received: list[TFMessage] = []
@@ -45,30 +50,33 @@ def test_tf_follows_publish_frequency_with_the_newest_state(start_node, rclpy_no
         90.0,  # start-up only: a loaded 2-core machine takes tens of seconds to import
     ), process.stderr()
     spin_until(node, lambda: False, 0.5)  # discovery both ways
-    joint = config.joints[0]
-    start_ns = 50_000_000_000
+    started = time.monotonic()
     for k in range(SAMPLES):
         message = JointState()
         message.header.stamp.sec, message.header.stamp.nanosec = divmod(
-            start_ns + k * SAMPLE_NS, 10**9
+            START_NS + k * SAMPLE_NS, 10**9
         )
         message.name = list(config.joints)
         message.position = [0.0] * len(config.joints)
         message.position[0] = 0.001 * k  # the sample's own signature
         publisher.publish(message)
         spin_until(node, lambda: False, 0.002)  # about the sample rate, no burst to drop
+    elapsed = time.monotonic() - started
     spin_until(node, lambda: False, 1.0)
+    return process, received, elapsed
+
+
+def tf_samples(received: list[TFMessage]) -> np.ndarray:
+    """The sample index each TF is stamped with."""
     firsts = [message.transforms[0].header.stamp for message in received]
     stamps = np.array([stamp.sec * 10**9 + stamp.nanosec for stamp in firsts])
-    samples = (stamps - start_ns) // SAMPLE_NS
-    assert np.all((stamps - start_ns) % SAMPLE_NS == 0) and np.all(samples >= 0)
-    # 15 periods of 20 ms in 0.3 s: 15 TF with no loss (samples 0, 10, ..., 140); best-effort
-    # input may drop a sample under load, which delays the next TF by one sample (2 ms): at
-    # least 12, never two within a period and never a period skipped by more than 3 samples.
-    assert 12 <= len(stamps) <= 15, samples
-    gaps = np.diff(stamps)
-    assert gaps.min() >= 1e9 / RATE and gaps.max() <= 1e9 / RATE + 3 * SAMPLE_NS, samples
-    # Each TF carries the state of the sample it is stamped with: the first joint's angle.
+    assert np.all((stamps - START_NS) % SAMPLE_NS == 0) and np.all(stamps >= START_NS)
+    return (stamps - START_NS) // SAMPLE_NS
+
+
+def check_transforms_of_their_samples(config, received, samples) -> None:
+    """Each TF carries the state of the sample it is stamped with: the first joint's angle."""
+    joint = config.joints[0]
     full_model = pin.buildModelFromUrdf(str(config.urdf_path), pin.JointModelFreeFlyer())
     child_link = full_model.frames[
         next(
@@ -89,7 +97,44 @@ def test_tf_follows_publish_frequency_with_the_newest_state(start_node, rclpy_no
         got = pin.Quaternion(r.w, r.x, r.y, r.z).toRotationMatrix()
         # 1e-9 rad: the same FK up to round-off; a neighbour sample differs by 1e-3 rad.
         assert np.linalg.norm(pin.log3(expected.rotation.T @ got)) < 1e-9, k
+
+
+def test_tf_follows_publish_frequency_with_the_newest_state(start_node, rclpy_node, config):
+    # input_rate 0: every message is taken as it arrives, so the decimation alone sets the rate.
+    process, received, _ = send_samples(
+        start_node,
+        rclpy_node,
+        config,
+        ["-p", f"publish_frequency:={RATE}", "-p", "input_rate:=0.0"],
+    )
+    samples = tf_samples(received)
+    # 15 periods of 20 ms in 0.3 s: 15 TF with no loss (samples 0, 10, ..., 140); best-effort
+    # input may drop a sample under load, which delays the next TF by one sample (2 ms): at
+    # least 12, never two within a period and never a period skipped by more than 3 samples.
+    assert 12 <= len(samples) <= 15, samples
+    gaps = np.diff(samples) * SAMPLE_NS
+    assert gaps.min() >= 1e9 / RATE and gaps.max() <= 1e9 / RATE + 3 * SAMPLE_NS, samples
+    check_transforms_of_their_samples(config, received, samples)
     # SIGTERM: a clean exit, no traceback.
     process.process.send_signal(signal.SIGTERM)
     assert process.wait_exit(10.0) == 0, process.stderr()
     assert "Traceback" not in process.stderr()
+
+
+def test_sampled_inputs_take_the_newest_state_at_input_rate(start_node, rclpy_node, config):
+    """input_rate 100 Hz and a TF for every joint_states taken (publish_frequency 0).
+
+    Reference: the sampling rule, not the node's code: at most one wake-up per 10 ms of wall
+    time, each taking the newest message (queue of depth 1), so at most one TF per 10 ms of the
+    sending time (+2: a wake-up at each end), never a sample twice, always the last one.
+    """
+    process, received, elapsed = send_samples(
+        start_node, rclpy_node, config, ["-p", "publish_frequency:=0.0", "-p", "input_rate:=100.0"]
+    )
+    samples = tf_samples(received)
+    print(f"{len(samples)} TF for {SAMPLES} samples sent in {elapsed:.3f} s: {samples}")
+    assert len(samples) <= elapsed * 100.0 + 2, (elapsed, samples)
+    assert np.all(np.diff(samples) > 0), samples
+    assert samples[-1] == SAMPLES - 1, samples  # the newest state is never left behind
+    check_transforms_of_their_samples(config, received, samples)
+    assert process.process.poll() is None, process.stderr()

@@ -32,6 +32,7 @@ shut down, :meth:`InputThread.stop`) the thread ends quietly.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -122,6 +123,11 @@ class InputThread:
 
     Args:
         node: The node owning the subscriptions.
+        min_period: Shortest wall-clock time between two wake-ups [s]; 0 wakes up for every
+            message. Messages arriving meanwhile wait in their subscription's queue (with a
+            queue of depth 1, only the newest of each topic is kept and taken): a node that
+            needs the newest state at a lower rate than the robot's (TF, markers) then pays
+            for one take per topic per period instead of one per message.
 
     Attributes:
         lock: Held around every callback of the thread and of :attr:`core_group`.
@@ -129,8 +135,9 @@ class InputThread:
             thread's.
     """
 
-    def __init__(self, node: Node):
+    def __init__(self, node: Node, min_period: float = 0.0):
         self.node = node
+        self.min_period = float(min_period)
         self.lock = threading.Lock()
         self.core_group = LockedGroup(self.lock)
         self._group = DedicatedGroup()
@@ -229,8 +236,13 @@ class InputThread:
         timeout = round(WAKE_PERIOD * 1e9)
         with context.handle:
             wait_set = _rclpy.WaitSet(len(subscriptions), 1, 0, 0, 0, 0, context.handle)
+        woke = 0.0
         while not self._stopping.is_set() and context.ok():
+            remaining = woke + self.min_period - time.monotonic()
+            if remaining > 0.0 and self._stopping.wait(remaining):
+                return  # at most one wake-up per min_period; stopped meanwhile
             ready = self._wait(wait_set, context, timeout)
+            woke = time.monotonic()
             for subscription, with_info in subscriptions:
                 try:
                     with subscription.handle:

@@ -6,9 +6,13 @@ sensor of the robot config. Malformed messages (unknown or missing joints, lengt
 NaN/inf, a non-unit quaternion, a wrong frame) are dropped and reported at most once per
 ``invalid_input_log_period`` per topic; the last good values are kept.
 
-Inputs use best-effort QoS, which matches both reliable and best-effort publishers, with a
-100-message queue: 0.1 s of joint_states at 1 kHz, so that a node the scheduler holds back for a
-few milliseconds catches up instead of dropping messages.
+Inputs use best-effort QoS, which matches both reliable and best-effort publishers. A node that
+takes every message (``newest_only`` false) has a 100-message queue: 0.1 s of joint_states at
+1 kHz, so that a node the scheduler holds back for a few milliseconds catches up instead of
+dropping messages. A node that samples its inputs at its own rate (``newest_only``, the state
+publisher's ``input_rate``) has queues of depth 1: it takes only the newest message of each topic.
+Within one wake-up of the input thread, joint_states is taken after the base pose and the
+wrenches (subscription order), so a TF published on it uses the base pose of the same wake-up.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from wbm_description.state_publisher_settings import StatePublisherSettings
 from wbm_description.whole_body_model import WholeBodyModel
 
 INPUT_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT)
+NEWEST_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
 
 
 class DroppedInputReporter:
@@ -67,6 +72,7 @@ class RobotStateInputs:
         subscribe: Creates the subscriptions, as ``node.create_subscription(type, topic,
             callback, qos)`` (the default), e.g. an
             :meth:`~wbm_description.ros.input_thread.InputThread.subscribe`.
+        newest_only: Queues of depth 1 (a node that samples its inputs at its own rate).
 
     Attributes:
         joint_positions: Latest joint positions in model order [rad], or None.
@@ -83,6 +89,7 @@ class RobotStateInputs:
         settings: StatePublisherSettings,
         on_joint_state: Callable[[], None] | None = None,
         subscribe: Callable[..., Any] | None = None,
+        newest_only: bool = False,
     ):
         self._model = model
         self._joint_index = model.joint_indices
@@ -95,10 +102,10 @@ class RobotStateInputs:
         self.base_configuration: np.ndarray | None = None
         self.readings: dict[str, np.ndarray] = {}
         subscribe = subscribe or node.create_subscription
-        subscribe(JointState, "joint_states", self._joint_state, INPUT_QOS)
+        qos = NEWEST_QOS if newest_only else INPUT_QOS
         if model.floating_base:
             self._odom_topic = settings.base_pose_topic
-            subscribe(Odometry, settings.base_pose_topic, self._odometry, INPUT_QOS)
+            subscribe(Odometry, settings.base_pose_topic, self._odometry, qos)
         for sensor in model.config.ft_sensors:
             frames = {sensor.frame, settings.frame_prefix + sensor.frame}
             topic = f"{settings.ft_topic_prefix}{sensor.name}"
@@ -106,8 +113,9 @@ class RobotStateInputs:
                 WrenchStamped,
                 topic,
                 lambda message, s=sensor.name, f=frames, t=topic: self._wrench(message, s, f, t),
-                INPUT_QOS,
+                qos,
             )
+        subscribe(JointState, "joint_states", self._joint_state, qos)  # last: see the module
 
     def _joint_state(self, message: JointState) -> None:
         try:

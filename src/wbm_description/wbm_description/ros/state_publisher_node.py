@@ -19,7 +19,10 @@ Publishes:
 
 Subscribes to ``joint_states``, the base pose topic and the F/T topics
 (:mod:`wbm_description.ros.state_inputs`), taken with ``/clock`` on the node's input thread
-(:class:`~wbm_description.ros.input_thread.InputThread`; TF is published from it). The work
+(:class:`~wbm_description.ros.input_thread.InputThread`; TF is published from it). The thread
+wakes up at most ``input_rate`` times per wall second and takes the newest message of each topic
+(queues of depth 1): at 500 Hz or 1 kHz of robot samples the node costs a few takes per period
+instead of one per message (``input_rate`` 0: every message, as it arrives). The work
 is done by :mod:`wbm_description.tf_tree` and :mod:`wbm_description.markers`; this module only
 converts. A bad parameter, robot config or URDF stops the node at start with a message naming it
 (exit code 2, see
@@ -88,13 +91,15 @@ class StatePublisherNode(WbmNode):
         self.marker_options = self.settings.marker_options()
         # The inputs (and /clock) on the input thread: a wait set of their own instead of an
         # executor wake-up of every entity per message; the markers timer holds its lock.
-        self.input_thread = InputThread(self)
+        rate = self.settings.input_rate
+        self.input_thread = InputThread(self, min_period=1.0 / rate if rate > 0.0 else 0.0)
         self.inputs = RobotStateInputs(
             self,
             self.model,
             self.settings,
             self._publish_tf,
             subscribe=self.input_thread.subscribe,
+            newest_only=rate > 0.0,
         )
         self.input_thread.take_clock()
 
