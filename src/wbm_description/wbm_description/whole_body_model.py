@@ -27,7 +27,6 @@ from types import MappingProxyType
 
 import numpy as np
 import pinocchio as pin
-import scipy.linalg
 
 from wbm_description.conventions import (
     Representation,
@@ -880,6 +879,8 @@ class WholeBodyModel:
                     ]
                 )
                 desired[block] -= kp * error
+        import scipy.linalg  # here: it costs every node process ~0.3 s of CPU at import
+
         mass_factor = scipy.linalg.cho_factor(M)
         M_inv_JT = scipy.linalg.cho_solve(mass_factor, J.T)
         M_inv_free = scipy.linalg.cho_solve(mass_factor, tau - h)
