@@ -7,12 +7,14 @@ only (no environment boxes).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from wbm_description.whole_body_model import WholeBodyModel
 from wbm_dynamics.backends.engine_backend import EngineBackend
-from wbm_dynamics.mujoco.engine import MujocoEngine
 from wbm_dynamics.mujoco.settings import MujocoSettings
+
+if TYPE_CHECKING:
+    from wbm_dynamics.mujoco.engine import MujocoEngine
 
 
 class MujocoBackend(EngineBackend):
@@ -26,7 +28,9 @@ class MujocoBackend(EngineBackend):
 
     @classmethod
     def build_engine(cls, model: WholeBodyModel, settings: MujocoSettings) -> MujocoEngine:
-        """The MuJoCo engine of ``model``."""
+        """The MuJoCo engine of ``model`` (``mujoco`` is imported here, on first use)."""
+        from wbm_dynamics.mujoco.engine import MujocoEngine
+
         return MujocoEngine(model, settings)
 
 
