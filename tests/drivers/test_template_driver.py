@@ -241,7 +241,10 @@ def test_command_watchdog_sends_damping_then_the_firmware_takes_over(emulator, i
         assert not driver.command_watchdog_tripped
         driver.advance(0.05)
         last_write = driver.time
-    time.sleep(0.4)  # the driver is gone: the firmware's own watchdog (0.2 s) trips
+    # The driver is gone: the firmware's own watchdog (0.2 s of device time) trips. 1.5 s of
+    # wall time: the emulator's device time moves in its own cycles, slower than the wall
+    # clock when a loaded machine starves it (0.4 s was once not enough, at load 16).
+    time.sleep(1.5)
     dump = emulator.stop()
 
     times, masks, values = dump["command_time"], dump["command_mask"], dump["command_values"]
