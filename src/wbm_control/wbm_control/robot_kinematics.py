@@ -57,6 +57,9 @@ class RobotKinematics:
         com_jacobian: (3 x nv) (dynamics only).
         mass_matrix: M (nv x nv), symmetric (dynamics only).
         bias_forces: h = C(q, v) v + g(q) (nv,) [N, N m] (dynamics only).
+        centroidal_matrix: A_g (6 x nv), the centroidal momentum h_G = A_g v (linear [kg m/s],
+            angular about the CoM [kg m^2/s], world axes) (dynamics only): the ZMP estimate
+            reads it (:mod:`wbm_control.zmp_estimation`) instead of its own kinematics pass.
     """
 
     def __init__(
@@ -78,9 +81,10 @@ class RobotKinematics:
         self.com_jacobian: np.ndarray | None = None
         self.mass_matrix: np.ndarray | None = None
         self.bias_forces: np.ndarray | None = None
+        self.centroidal_matrix: np.ndarray | None = None
         if dynamics:
             # One pass: joint placements, velocities, accelerations at a = 0 (the drifts),
-            # Jacobians, the CoM and its Jacobian, M (upper triangle) and h = C v + g.
+            # Jacobians, the CoM and its Jacobian, M (upper triangle), h = C v + g and A_g.
             pin.computeAllTerms(model, data, q, v)
         else:
             pin.forwardKinematics(model, data, q, v, np.zeros(model.nv))
@@ -107,3 +111,4 @@ class RobotKinematics:
         np.copyto(M, M.T, where=_lower_triangle(model.nv))
         self.mass_matrix = M
         self.bias_forces = data.nle.copy()
+        self.centroidal_matrix = data.Ag.copy()
