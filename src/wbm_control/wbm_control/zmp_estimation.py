@@ -20,11 +20,13 @@ unfiltered (J_frame,lin v = 0, least squares), so the momentum follows from the 
 and the gyro alone. Standing still the rate is zero and the ZMP is the CoM's ground projection
 (the static closed form).
 
-With the step's :class:`~wbm_control.robot_kinematics.RobotKinematics` (mode "torque": the
-controller computes it once per step, before this estimate), the soles' Jacobians and the
-centroidal momentum matrix are read from it (h_G = A_g v) and the base velocity is re-solved by
-the 3 x 3 normal equations of the same least squares: no kinematics pass of its own. Without it
-the estimator runs its own pass (the reference the shared path is tested against, to 1e-9).
+With the step's :class:`~wbm_control.robot_kinematics.RobotKinematics` (the controller computes
+it once per step, before this estimate), the soles' Jacobians and the centroidal momentum at the
+estimate are read from it, the base velocity is re-solved by the 3 x 3 normal equations of the
+same least squares, and the momentum follows exactly: changing the base linear velocity by dv
+(base axes) translates the whole robot by R dv, which adds m R dv to the linear momentum and
+nothing to the angular momentum about the CoM. No kinematics pass of its own; without the
+kinematics the estimator runs its own pass (the reference the shared path is tested against).
 
 Frames: world (z up), metres, seconds, newtons.
 """
@@ -139,14 +141,13 @@ class ZmpEstimator:
     ) -> tuple[np.ndarray, np.ndarray]:
         """The momentum and CoM of :meth:`momentum_about_origin`, from the step's kinematics.
 
-        As after :meth:`base_velocity_holding`; ``kinematics`` at (q, v) was built with
-        ``dynamics`` and the still frames are among its frames.
-
-        The base linear velocity solves the same least squares as :meth:`base_velocity_holding`,
-        by its 3 x 3 normal equations (the rows of each frame's base block are a rotation: full
-        rank); the momentum is A_g v.
+        As after :meth:`base_velocity_holding`; ``kinematics`` is at (q, v) and the still
+        frames are among its frames. The base linear velocity solves the same least squares as
+        :meth:`base_velocity_holding`, by its 3 x 3 normal equations (the rows of each frame's
+        base block are a rotation: full rank); the momentum is h_G(v) + (m R dv, 0).
         """
-        v = np.array(v, dtype=float)
+        v = np.asarray(v, dtype=float)
+        hg = kinematics.centroidal_momentum.copy()
         if still_frames:
             normal_matrix, normal_rhs = np.zeros((3, 3)), np.zeros(3)
             for frame in still_frames:
@@ -154,8 +155,8 @@ class ZmpEstimator:
                 base = jacobian[:3, :3]
                 normal_matrix += base.T @ base
                 normal_rhs -= base.T @ (jacobian[:3, 3:] @ v[3:])
-            v[:3] = solve_3x3(normal_matrix, normal_rhs)
-        hg = kinematics.centroidal_matrix @ v
+            change = solve_3x3(normal_matrix, normal_rhs) - v[:3]
+            hg[:3] += self.mass * (kinematics.base_rotation @ change)
         com = kinematics.com
         hg[3:] += cross3(com, hg[:3])
         return hg, com
@@ -179,10 +180,10 @@ class ZmpEstimator:
             ground_height: Height of the ground plane [m].
             still_frames: Frames held still (the soles in contact); when given, the base linear
                 velocity is re-solved from them (see the module docstring).
-            kinematics: The step's kinematics at (q, v), with dynamics: read instead of a pass
-                of its own (see the module docstring); None: its own pass.
+            kinematics: The step's kinematics at (q, v): read instead of a pass of its own (see
+                the module docstring); None: its own pass.
         """
-        if kinematics is not None and kinematics.centroidal_matrix is not None:
+        if kinematics is not None:
             momentum, com = self.shared_momentum(kinematics, v, still_frames)
         else:
             q = np.asarray(q, dtype=float)
