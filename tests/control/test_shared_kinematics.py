@@ -69,3 +69,26 @@ def test_small_linalg_is_numpy_s():
         np.testing.assert_allclose(
             solve_3x3(matrix, a), np.linalg.solve(matrix, a), rtol=1e-12, atol=1e-12
         )
+
+
+def test_feedforward_from_the_shared_kinematics_is_its_own_pass(icub):
+    """Mode "ik": the contact-consistent torques read the CoM and the soles' Jacobians from the
+    step's kinematics (its forwardKinematics pass) instead of computeJointJacobians at q: the
+    same Pinocchio algorithms on the same joint placements, so the same numbers (measured
+    bit-identical; tolerance 1e-9 N m as the regression test's)."""
+    controller = make_controller(icub, "ik")
+    mode = controller.mode
+    assert controller.settings.ik.gravity_feedforward
+    compared = 0
+    for step in range(70):
+        controller.step(readings_at(icub, step))
+        estimate = controller.status.estimate
+        kinematics = mode.kinematics(estimate, controller.tasks)
+        acceleration = np.array([0.3, -0.2, 0.0])
+        shared = mode.feedforward(
+            estimate, controller.contacts, acceleration, controller.settings, kinematics
+        )
+        own = mode.feedforward(estimate, controller.contacts, acceleration, controller.settings)
+        np.testing.assert_allclose(shared, own, rtol=0.0, atol=TOLERANCE)
+        compared += 1
+    assert compared == 70

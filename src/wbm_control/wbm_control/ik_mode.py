@@ -195,6 +195,7 @@ class IkMode:
         contacts: ContactSet,
         com_acceleration: np.ndarray,
         settings: ControllerSettings,
+        kinematics: RobotKinematics | None = None,
     ) -> np.ndarray:
         """Contact-consistent torques (ndof,) [N m], see :func:`contact_consistent_torques`."""
         bearing = bearing_contacts(contacts, estimate)
@@ -209,6 +210,7 @@ class IkMode:
             mu=settings.friction_coefficient,
             solver=self.distribution_solver,
             lifted=[c.sole.name for c in contacts.active() if c not in bearing],
+            kinematics=kinematics,
         )
 
     def step(
@@ -259,7 +261,7 @@ class IkMode:
         if settings.ik.gravity_feedforward:
             acc_xy = balance.acceleration_xy
             effort = self.feedforward(
-                estimate, contacts, np.array([acc_xy[0], acc_xy[1], 0.0]), settings
+                estimate, contacts, np.array([acc_xy[0], acc_xy[1], 0.0]), settings, kinematics
             )
         fed = time.perf_counter()
         if effort is not None:
