@@ -85,7 +85,15 @@ def test_step_breakdown_names_its_parts(icub, mode):
     )
     controller.step(readings)
     parts = {
-        "torque": ["estimator", "kinematics", "ZMP estimation", "QP build", "solve", "command"],
+        "torque": [
+            "estimator",
+            "kinematics",
+            "ZMP estimation",
+            "QP build",
+            "solve",
+            "polish",
+            "command",
+        ],
         "ik": [
             "estimator",
             "kinematics",

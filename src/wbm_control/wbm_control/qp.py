@@ -17,6 +17,7 @@ whose result depends on the problem's values only), kept only if it satisfies th
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,7 +78,8 @@ class DenseQPSolver:
             (proxsuite's default is 10000).
         name: Problem name used in errors.
         polish: Replace proxsuite's solution by the exact one on its active set (see the module
-            docstring: a reproducible solution); ``polished`` counts the steps it was kept.
+            docstring: a reproducible solution); ``polished`` counts the steps it was kept,
+            ``polish_time`` is the wall time [s] the last solve spent polishing.
     """
 
     def __init__(
@@ -97,6 +99,7 @@ class DenseQPSolver:
         self._dimensions: tuple[int, int, int] | None = None
         self._x = np.zeros(0)
         self.cold_retries = 0
+        self.polish_time = 0.0
 
     def _cold_solver(self, problem: DenseQP):
         solver = proxsuite.proxqp.dense.QP(*problem.dimensions)
@@ -120,6 +123,7 @@ class DenseQPSolver:
             NoSolutionFound: The solver did not reach its tolerances (infeasible, unbounded or
                 out of iterations).
         """
+        self.polish_time = 0.0
         dims = problem.dimensions
         warm = self._solver is not None and dims == self._dimensions
         if warm:
@@ -141,10 +145,12 @@ class DenseQPSolver:
             raise NoSolutionFound(self.name, status)
         self._solver.settings.initial_guess = WARM_START
         if self.polish:
+            start = time.perf_counter()
             polished = polish_on_active_set(problem, self._x, np.array(self._solver.results.z))
             if polished is not None:
                 self._x = polished
                 self.polished += 1
+            self.polish_time = time.perf_counter() - start
         return self._x
 
     def _solved(self) -> bool:

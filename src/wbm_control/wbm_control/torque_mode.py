@@ -46,8 +46,9 @@ class TorqueMode:
         solver: The QP solver (its workspace is kept between steps: warm start).
         last_qp: The QP of the last step, for inspection (tests, benchmark).
         timings: Wall time [s] of each part of the last step: ``QP build`` (balance, tasks,
-            constraints, assembly), ``solve``, ``command`` (the kinematics are the controller's,
-            :meth:`kinematics`).
+            constraints, assembly), ``solve`` (proxsuite), ``polish`` (the exact solution on
+            its active set, :func:`~wbm_control.qp.polish_on_active_set`), ``command`` (the
+            kinematics are the controller's, :meth:`kinematics`).
     """
 
     name = "torque"
@@ -190,6 +191,8 @@ class TorqueMode:
         command = self.command(kinematics, solution, settings)
         timings = self.timings
         timings["QP build"] = solve_start - built
-        timings["solve"] = solved - solve_start
+        polish = self.solver.polish_time if self.solver.polish else 0.0
+        timings["solve"] = solved - solve_start - polish
+        timings["polish"] = polish
         timings["command"] = time.perf_counter() - solved
         return command
