@@ -8,8 +8,8 @@ at rest), the median and 99th percentile wall time of:
 - the IK's QP built directly and by pink's ``build_ik`` (the reference: same matrices), one IK
   step (direct build + proxqp solve) and one whole controller step in mode "ik", with the
   step's own breakdown (estimator, kinematics, ZMP estimation, targets, IK, feed-forward,
-  command) and its CPU
-  time per step (``time.process_time``, less sensitive to other processes than wall time);
+  command) and its CPU time per step (``time.process_time``, less sensitive to other processes
+  than wall time);
 - one whole-body QP solve (proxsuite, warm-started as in the loop, with the polish) and one whole
   controller step in mode "torque" with its breakdown (estimator, kinematics: the step's one
   pass shared by the ZMP estimate and the mode, ZMP estimation, QP build, solve (proxsuite),
