@@ -85,10 +85,19 @@ def test_step_breakdown_names_its_parts(icub, mode):
     )
     controller.step(readings)
     parts = {
-        "torque": ["estimator", "kinematics", "QP build", "solve", "command"],
+        "torque": [
+            "estimator",
+            "kinematics",
+            "ZMP estimation",
+            "QP build",
+            "solve",
+            "polish",
+            "command",
+        ],
         "ik": [
             "estimator",
             "kinematics",
+            "ZMP estimation",
             "targets",
             "IK (build + solve)",
             "feed-forward",

@@ -24,6 +24,7 @@ import pinocchio as pin
 
 from wbm_control.balance import ft_wrenches_in_world
 from wbm_control.exceptions import InputError
+from wbm_control.small_linalg import solve_3x3
 from wbm_description.conventions import rotation_from_quaternion_xyzw
 from wbm_description.robot_io import RobotReadings
 from wbm_description.whole_body_model import WholeBodyModel
@@ -279,7 +280,7 @@ class BaseEstimator:
                 rows_base = base_rotation @ J[:, 0:3]
                 normal_matrix += rows_base.T @ rows_base
                 normal_rhs -= rows_base.T @ (base_rotation @ (J[:, 3:] @ v[3:]))
-            v[0:3] = _solve_3x3(normal_matrix, normal_rhs)
+            v[0:3] = solve_3x3(normal_matrix, normal_rhs)
         elif self._last is not None:
             rotation_last = pin.Quaternion(self._last.q[3:7]).toRotationMatrix()
             v[0:3] = rotation.T @ (rotation_last @ self._last.v[:3])
@@ -298,26 +299,6 @@ class BaseEstimator:
         estimate = BaseEstimate(q, v, tuple(sorted(fixed)), foot_wrenches, normal_forces)
         self._last, self._last_time = estimate, readings.time
         return estimate
-
-
-def _solve_3x3(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """The solution x of matrix x = rhs for an invertible 3 x 3 matrix.
-
-    Cramer's rule on Python floats: numpy's LAPACK call costs ten times more at this size.
-    """
-    (a, b, c), (d, e, f), (g, h, i) = matrix.tolist()
-    r0, r1, r2 = rhs.tolist()
-    A, B, C = e * i - f * h, f * g - d * i, d * h - e * g
-    det = a * A + b * B + c * C
-    if det == 0.0 or not np.isfinite(det):
-        raise InputError("fixed soles", "a full-rank least-squares system", det)
-    return np.array(
-        [
-            (r0 * A + b * (f * r2 - r1 * i) + c * (r1 * h - e * r2)) / det,
-            (a * (r1 * i - f * r2) + r0 * B + c * (d * r2 - r1 * g)) / det,
-            (a * (e * r2 - r1 * h) + b * (r1 * g - d * r2) + r0 * C) / det,
-        ]
-    )
 
 
 def _shift_to_world_origin(

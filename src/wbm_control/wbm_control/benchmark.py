@@ -7,10 +7,13 @@ at rest), the median and 99th percentile wall time of:
   machines by their ratio to it);
 - the IK's QP built directly and by pink's ``build_ik`` (the reference: same matrices), one IK
   step (direct build + proxqp solve) and one whole controller step in mode "ik", with the
-  step's own breakdown (estimator, kinematics, targets, IK, feed-forward, command) and its CPU
-  time per step (``time.process_time``, less sensitive to other processes than wall time);
-- one whole-body QP solve (proxsuite, warm-started as in the loop) and one whole controller step
-  in mode "torque" with its breakdown (estimator, kinematics, QP build, solve, command);
+  step's own breakdown (estimator, kinematics, ZMP estimation, targets, IK, feed-forward,
+  command) and its CPU time per step (``time.process_time``, less sensitive to other processes
+  than wall time);
+- one whole-body QP solve (proxsuite, warm-started as in the loop, with the polish) and one whole
+  controller step in mode "torque" with its breakdown (estimator, kinematics: the step's one
+  pass shared by the ZMP estimate and the mode, ZMP estimation, QP build, solve (proxsuite),
+  polish, command);
 - the same whole-body QP solved by references: quadprog through qpsolvers (a dual active-set
   solver) and a dense KKT solve on proxsuite's active set, with their distance to proxsuite's
   solution. tsid (the issue's reference library) cannot be installed here: its PyPI source

@@ -17,6 +17,7 @@ import pinocchio as pin
 from wbm_control.contacts import ActiveContact
 from wbm_control.exceptions import NoSolutionFound
 from wbm_control.qp import DenseQPSolver
+from wbm_control.robot_kinematics import RobotKinematics
 from wbm_control.wrench_distribution import solve_wrench_distribution
 from wbm_description.whole_body_model import WholeBodyModel
 
@@ -34,6 +35,7 @@ def contact_consistent_torques(
     mu: float,
     solver: DenseQPSolver | None = None,
     lifted: Sequence[str] = (),
+    kinematics: RobotKinematics | None = None,
 ) -> np.ndarray:
     """Joint torques [N m] (ndof,) that hold the robot at q on its contacts (see module).
 
@@ -47,6 +49,8 @@ def contact_consistent_torques(
         solver: Re-used QP workspace.
         lifted: Held soles with no load: their wrench is left out of tau (it would push their
             leg through the air).
+        kinematics: The step's kinematics at q with the soles' Jacobians: its CoM and
+            Jacobians are read instead of a kinematics pass of this function's own.
 
     Returns:
         tau; when the wrench cannot be distributed in the cones (the CoM is not above the
@@ -56,10 +60,15 @@ def contact_consistent_torques(
     g = pin.computeGeneralizedGravity(pin_model, data, q).copy()
     if not contacts:
         return g[6:]
-    # One kinematics pass for the Jacobians; the CoM from its joint placements.
-    pin.computeJointJacobians(pin_model, data, q)
-    pin.updateFramePlacements(pin_model, data)
-    com = pin.centerOfMass(pin_model, data, POSITION, False)
+    sole_ids = [model.frame_id(contact.sole.frame) for contact in contacts]
+    if kinematics is None or any(fid not in kinematics.jacobians for fid in sole_ids):
+        # One kinematics pass for the Jacobians; the CoM from its joint placements.
+        pin.computeJointJacobians(pin_model, data, q)
+        pin.updateFramePlacements(pin_model, data)
+        com = pin.centerOfMass(pin_model, data, POSITION, False)
+        jacobians = {fid: pin.getFrameJacobian(pin_model, data, fid, _LWA) for fid in sole_ids}
+    else:
+        com, jacobians = kinematics.com, kinematics.jacobians
     try:
         wrenches = solve_wrench_distribution(
             contacts, com, net_wrench_at_com, mu=mu, solver=solver
@@ -68,10 +77,8 @@ def contact_consistent_torques(
         _, by_frame = model.static_contact_torques(q, [c.sole.frame for c in contacts])
         wrenches = {c.sole.name: by_frame[c.sole.frame] for c in contacts}
     tau = g[6:].copy()
-    for contact in contacts:
+    for contact, frame_id in zip(contacts, sole_ids, strict=True):
         if contact.sole.name in lifted:
             continue
-        frame_id = model.frame_id(contact.sole.frame)
-        J = pin.getFrameJacobian(pin_model, data, frame_id, _LWA)
-        tau -= J[:, 6:].T @ wrenches[contact.sole.name]
+        tau -= jacobians[frame_id][:, 6:].T @ wrenches[contact.sole.name]
     return tau

@@ -40,6 +40,7 @@ from wbm_control.controller_status import ControllerStatus
 from wbm_control.exceptions import InputError, NoSolutionFound, TargetRejected
 from wbm_control.feasible_targets import ReachLimit, held_sole_rejection
 from wbm_control.ik_mode import IkMode
+from wbm_control.robot_kinematics import RobotKinematics
 from wbm_control.tasks import FrameTask, TaskSet
 from wbm_control.torque_mode import TorqueMode
 from wbm_control.zmp_estimation import ZmpEstimator
@@ -56,6 +57,9 @@ class ControlMode(Protocol):
     def reset(self) -> None:
         """Forget the mode's state."""
 
+    def kinematics(self, estimate: BaseEstimate, tasks: TaskSet) -> RobotKinematics:
+        """The step's kinematics at the estimate (computed once per step by the controller)."""
+
     def resync(self, q: np.ndarray) -> None:
         """Continue from the configuration q (after the start or a safe hold)."""
 
@@ -67,6 +71,7 @@ class ControlMode(Protocol):
         t: float,
         settings: ControllerSettings,
         status: ControllerStatus,
+        kinematics: RobotKinematics | None = None,
     ) -> JointCommand:
         """One step at the estimate (raises NoSolutionFound when its QP fails)."""
 
@@ -85,8 +90,9 @@ class WholeBodyController:
         contacts: The held soles.
         mode: The mode's step (:class:`TorqueMode` or :class:`IkMode`).
         status: What the last step did.
-        timings: Wall time [s] of each part of the last step: ``estimator``, then the mode's
-            parts (its ``timings``).
+        timings: Wall time [s] of each part of the last step: ``estimator``, ``kinematics``
+            (the one pass the ZMP estimate and the mode share), ``ZMP estimation``, then the
+            mode's parts (its ``timings``).
         reference_sources: Called at each step with (controller, estimate, time) after the
             estimate and before the mode's step: per-tick sources of task references and
             contact switches (walking, :mod:`wbm_control.walking_behaviour`).
@@ -348,13 +354,19 @@ class WholeBodyController:
         status.active_contacts = tuple(self.contacts.active_names())
         status.zmp_measured = zmp_from_ft(estimate.foot_wrenches_world)
         ground = self.contacts.ground_height()
+        kinematics_start = time.perf_counter()
+        kinematics = self.mode.kinematics(estimate, self.tasks)
+        zmp_start = time.perf_counter()
         status.zmp_estimated = self.zmp_estimator.update(
             estimate.q,
             estimate.v,
             self._time,
             ground_height=ground,
             still_frames=[self.contacts.sole(name).frame for name in estimate.loaded_soles],
+            kinematics=kinematics,
         ).zmp
+        self.timings["kinematics"] = zmp_start - kinematics_start
+        self.timings["ZMP estimation"] = time.perf_counter() - zmp_start
         if self.contact_estimator is not None:
             self.contact_estimate = self.contact_estimator.update(
                 estimate.q,
@@ -367,7 +379,7 @@ class WholeBodyController:
         self.status = status
         try:
             command = self.mode.step(
-                estimate, self.tasks, self.contacts, self._time, self.settings, status
+                estimate, self.tasks, self.contacts, self._time, self.settings, status, kinematics
             )
         except NoSolutionFound as error:
             return self.hold_command(f"{error}", estimate.q[7:])

@@ -69,8 +69,9 @@ class IkMode:
         com_controller: The ZMP-CoM controller of the CoM command while walking.
         walking_references: The walking references of the next step (set per step by the
             walking behaviour, consumed by the step; None: not walking).
-        timings: Wall time [s] of each part of the last step: ``kinematics``, ``targets``
-            (balance, task references), ``IK (build + solve)``, ``feed-forward``, ``command``.
+        timings: Wall time [s] of each part of the last step: ``targets`` (balance, task
+            references), ``IK (build + solve)``, ``feed-forward``, ``command`` (the kinematics
+            are the controller's, :meth:`kinematics`).
     """
 
     name = "ik"
@@ -118,6 +119,12 @@ class IkMode:
     def resync(self, q: np.ndarray) -> None:
         """Continue the IK from the configuration q (the estimate)."""
         self.q = q.copy()
+
+    def kinematics(self, estimate: BaseEstimate, tasks: TaskSet) -> RobotKinematics:
+        """The step's kinematics at the estimate (CoM state and frame placements)."""
+        return RobotKinematics(
+            self.model.model, self.data, estimate.q, estimate.v, tasks.frame_ids, dynamics=False
+        )
 
     def set_targets(
         self,
@@ -188,6 +195,7 @@ class IkMode:
         contacts: ContactSet,
         com_acceleration: np.ndarray,
         settings: ControllerSettings,
+        kinematics: RobotKinematics | None = None,
     ) -> np.ndarray:
         """Contact-consistent torques (ndof,) [N m], see :func:`contact_consistent_torques`."""
         bearing = bearing_contacts(contacts, estimate)
@@ -202,6 +210,7 @@ class IkMode:
             mu=settings.friction_coefficient,
             solver=self.distribution_solver,
             lifted=[c.sole.name for c in contacts.active() if c not in bearing],
+            kinematics=kinematics,
         )
 
     def step(
@@ -212,17 +221,18 @@ class IkMode:
         t: float,
         settings: ControllerSettings,
         status: ControllerStatus,
+        kinematics: RobotKinematics | None = None,
     ) -> JointCommand:
         """One step; fills ``status`` (balance, task errors, solve time).
+
+        ``kinematics``: :meth:`kinematics` at the estimate, if the caller computed it already.
 
         Raises:
             NoSolutionFound: The IK's QP has no solution.
         """
         dt = settings.control_period
-        start = time.perf_counter()
-        kinematics = RobotKinematics(
-            self.model.model, self.data, estimate.q, estimate.v, tasks.frame_ids, dynamics=False
-        )
+        if kinematics is None:
+            kinematics = self.kinematics(estimate, tasks)
         built = time.perf_counter()
         balance = tasks.com.balance(kinematics, t, contacts)
         status.record_balance(balance)
@@ -251,7 +261,7 @@ class IkMode:
         if settings.ik.gravity_feedforward:
             acc_xy = balance.acceleration_xy
             effort = self.feedforward(
-                estimate, contacts, np.array([acc_xy[0], acc_xy[1], 0.0]), settings
+                estimate, contacts, np.array([acc_xy[0], acc_xy[1], 0.0]), settings, kinematics
             )
         fed = time.perf_counter()
         if effort is not None:
@@ -261,7 +271,6 @@ class IkMode:
             effort = np.minimum(np.maximum(effort, -limits), limits)
         command = JointCommand(position=q_next[7:].copy(), velocity=v_ik[6:].copy(), effort=effort)
         timings = self.timings
-        timings["kinematics"] = built - start
         timings["targets"] = solve_start - built
         timings["IK (build + solve)"] = solved - solve_start
         timings["feed-forward"] = fed - solved

@@ -11,16 +11,18 @@ Reproducibility: proxsuite 0.8's dense solver returns solutions that differ in t
 (measured 4.3e-12 on the whole-body QP) with the heap alignment of its workspace, i.e. with what
 the process allocated before; a closed loop amplifies that into different runs of the same code.
 ``DenseQPSolver(polish=True)`` removes it: the solution is replaced by the exact solution of the
-equality-constrained QP on proxsuite's active set (a KKT system solved by LAPACK, whose result
-depends on the problem's values only), kept only if it satisfies the constraints.
+equality-constrained QP on proxsuite's active set (a symmetric KKT system solved by LAPACK,
+whose result depends on the problem's values only), kept only if it satisfies the constraints.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
 import proxsuite
+from scipy.linalg import lapack
 
 from wbm_control.exceptions import NoSolutionFound
 
@@ -29,6 +31,7 @@ INFINITY = 1e20
 
 SOLVED = proxsuite.proxqp.QPSolverOutput.PROXQP_SOLVED
 WARM_START = proxsuite.proxqp.InitialGuess.WARM_START_WITH_PREVIOUS_RESULT
+_GESV = lapack.dgesv  # LU with partial pivoting (what np.linalg.solve calls)
 
 
 @dataclass
@@ -75,7 +78,8 @@ class DenseQPSolver:
             (proxsuite's default is 10000).
         name: Problem name used in errors.
         polish: Replace proxsuite's solution by the exact one on its active set (see the module
-            docstring: a reproducible solution); ``polished`` counts the steps it was kept.
+            docstring: a reproducible solution); ``polished`` counts the steps it was kept,
+            ``polish_time`` is the wall time [s] the last solve spent polishing.
     """
 
     def __init__(
@@ -95,6 +99,7 @@ class DenseQPSolver:
         self._dimensions: tuple[int, int, int] | None = None
         self._x = np.zeros(0)
         self.cold_retries = 0
+        self.polish_time = 0.0
 
     def _cold_solver(self, problem: DenseQP):
         solver = proxsuite.proxqp.dense.QP(*problem.dimensions)
@@ -118,6 +123,7 @@ class DenseQPSolver:
             NoSolutionFound: The solver did not reach its tolerances (infeasible, unbounded or
                 out of iterations).
         """
+        self.polish_time = 0.0
         dims = problem.dimensions
         warm = self._solver is not None and dims == self._dimensions
         if warm:
@@ -139,10 +145,12 @@ class DenseQPSolver:
             raise NoSolutionFound(self.name, status)
         self._solver.settings.initial_guess = WARM_START
         if self.polish:
+            start = time.perf_counter()
             polished = polish_on_active_set(problem, self._x, np.array(self._solver.results.z))
             if polished is not None:
                 self._x = polished
                 self.polished += 1
+            self.polish_time = time.perf_counter() - start
         return self._x
 
     def _solved(self) -> bool:
@@ -160,34 +168,47 @@ def polish_on_active_set(
     The active set is read from the inequality multipliers ``z`` (proxsuite's sign: > 0 at the
     upper bound, < 0 at the lower one; below 1e-7 of the largest one counts as zero). The KKT
     system [[H, G^T], [G, 0]] [x; y] = [-g; h] (G: the equalities and the active rows) is
-    solved by LAPACK. None when it is singular, when its solution violates a constraint by more
-    than ``tolerance`` [units of the constraints], or when it leaves ``x`` by more than 1e-3
-    relative (a degenerate or wrong active set: the caller keeps proxsuite's solution).
+    solved by LAPACK's LU (``dgesv``, what ``np.linalg.solve`` calls, without its wrapper's
+    copies and checks; the result depends on the problem's values only). None when it is
+    singular, when its solution violates a constraint by more than ``tolerance`` [units of the
+    constraints], or when it leaves ``x`` by more than 1e-3 relative (a degenerate or wrong
+    active set: the caller keeps proxsuite's solution).
     """
-    n = problem.H.shape[0]
+    H, A, C = problem.H, problem.A, problem.C
+    n, n_eq = H.shape[0], A.shape[0]
     # Active where the multiplier is clearly non-zero: proxsuite leaves its last digits (and
     # +-1e-14 on inactive rows) to the heap, which a threshold at 0 would turn into flips.
-    threshold = 1e-7 * (1.0 + float(np.max(np.abs(z), initial=0.0)))
-    upper, lower = z > threshold, z < -threshold
-    rows = [problem.A, problem.C[upper], problem.C[lower]]
-    values = [problem.b, problem.u[upper], problem.l[lower]]
-    G = np.concatenate(rows) if any(len(r) for r in rows) else np.zeros((0, n))
-    h = np.concatenate(values)
-    m = G.shape[0]
-    kkt = np.zeros((n + m, n + m))
-    kkt[:n, :n] = problem.H
-    kkt[:n, n:] = G.T
-    kkt[n:, :n] = G
-    try:
-        solution = np.linalg.solve(kkt, np.concatenate([-problem.g, h]))[:n]
-    except np.linalg.LinAlgError:
+    threshold = 1e-7 * (1.0 + (float(np.abs(z).max()) if z.size else 0.0))
+    upper = np.flatnonzero(z > threshold)
+    lower = np.flatnonzero(z < -threshold)
+    m = n_eq + upper.size + lower.size
+    # Fortran order (LAPACK's, no copy): H, G below it and G^T beside it, zeros in the corner.
+    kkt = np.zeros((n + m, n + m), order="F")
+    kkt[:n, :n] = H
+    kkt[n : n + n_eq, :n] = A
+    kkt[n + n_eq : n + n_eq + upper.size, :n] = C[upper]
+    kkt[n + n_eq + upper.size :, :n] = C[lower]
+    kkt[:n, n:] = kkt[n:, :n].T
+    rhs = np.empty(n + m)
+    np.negative(problem.g, out=rhs[:n])
+    rhs[n : n + n_eq] = problem.b
+    rhs[n + n_eq : n + n_eq + upper.size] = problem.u[upper]
+    rhs[n + n_eq + upper.size :] = problem.l[lower]
+    _, _, result, info = _GESV(kkt, rhs, overwrite_a=1, overwrite_b=0)
+    if info != 0:
         return None
+    solution = result[:n]
     if not np.isfinite(solution).all():
         return None
-    eq, ineq = problem.residuals(solution)
-    scale = 1.0 + float(np.max(np.abs(h), initial=0.0))
-    if max(eq, ineq) > tolerance * scale or float(np.max(np.abs(solution - x))) > 1e-3 * (
-        1.0 + float(np.max(np.abs(x)))
+    eq = float(np.abs(A @ solution - problem.b).max()) if n_eq else 0.0
+    Cx = C @ solution
+    ineq = 0.0
+    if Cx.size:
+        ineq = max(float((Cx - problem.u).max()), float((problem.l - Cx).max()), 0.0)
+    h = rhs[n:]
+    scale = 1.0 + (float(np.abs(h).max()) if h.size else 0.0)
+    if max(eq, ineq) > tolerance * scale or float(np.abs(solution - x).max()) > 1e-3 * (
+        1.0 + float(np.abs(x).max())
     ):
         return None
     return solution

@@ -41,7 +41,7 @@ class RobotKinematics:
         frame_ids: The frames the tasks will query.
         dynamics: Also compute frame velocities, drifts and Jacobians, the CoM Jacobian, the
             mass matrix and the bias forces (mode "torque"); without it only the CoM state and
-            the frame placements are computed (mode "ik").
+            momentum, the frame placements and Jacobians are computed (mode "ik").
 
     Attributes:
         q: Configuration.
@@ -53,10 +53,13 @@ class RobotKinematics:
         velocities: Frame id to its twist (6,) [m/s, rad/s] (dynamics only).
         drifts: Frame id to dJ/dt v (6,), its classical acceleration at a = 0 [m/s^2, rad/s^2]
             (dynamics only).
-        jacobians: Frame id to its Jacobian (6 x nv) (dynamics only).
+        jacobians: Frame id to its Jacobian (6 x nv).
         com_jacobian: (3 x nv) (dynamics only).
         mass_matrix: M (nv x nv), symmetric (dynamics only).
         bias_forces: h = C(q, v) v + g(q) (nv,) [N, N m] (dynamics only).
+        centroidal_momentum: h_G (6,) at (q, v): linear [kg m/s] and angular about the CoM
+            [kg m^2/s], world axes (the ZMP estimate reads it, :mod:`wbm_control.zmp_estimation`).
+        base_rotation: Rotation of the floating base in the world (3 x 3).
     """
 
     def __init__(
@@ -80,10 +83,15 @@ class RobotKinematics:
         self.bias_forces: np.ndarray | None = None
         if dynamics:
             # One pass: joint placements, velocities, accelerations at a = 0 (the drifts),
-            # Jacobians, the CoM and its Jacobian, M (upper triangle) and h = C v + g.
+            # Jacobians, the CoM and its Jacobian, M (upper triangle), h = C v + g and h_G.
             pin.computeAllTerms(model, data, q, v)
         else:
+            # One pass of the joint states; the momentum and the Jacobians read from it.
             pin.forwardKinematics(model, data, q, v, np.zeros(model.nv))
+            pin.computeCentroidalMomentum(model, data)
+            pin.computeJointJacobians(model, data)
+        self.centroidal_momentum = data.hg.vector.copy()
+        self.base_rotation = data.oMi[1].rotation.copy()
         # CoM position, velocity and acceleration at a = 0 from the joint states just computed.
         pin.centerOfMass(model, data, ACCELERATION, False)
         pin.updateFramePlacements(model, data)
@@ -92,6 +100,8 @@ class RobotKinematics:
         self.com_drift = data.acom[0].copy()
         self.placements = {fid: data.oMf[fid].copy() for fid in frame_ids}
         if not dynamics:
+            for fid in frame_ids:
+                self.jacobians[fid] = pin.getFrameJacobian(model, data, fid, LOCAL_WORLD_ALIGNED)
             return
         for fid in frame_ids:
             self.drifts[fid] = pin.getFrameClassicalAcceleration(

@@ -45,8 +45,10 @@ class TorqueMode:
     Attributes:
         solver: The QP solver (its workspace is kept between steps: warm start).
         last_qp: The QP of the last step, for inspection (tests, benchmark).
-        timings: Wall time [s] of each part of the last step: ``kinematics``, ``QP build``
-            (balance, tasks, constraints, assembly), ``solve``, ``command``.
+        timings: Wall time [s] of each part of the last step: ``QP build`` (balance, tasks,
+            constraints, assembly), ``solve`` (proxsuite), ``polish`` (the exact solution on
+            its active set, :func:`~wbm_control.qp.polish_on_active_set`), ``command`` (the
+            kinematics are the controller's, :meth:`kinematics`).
     """
 
     name = "torque"
@@ -64,6 +66,15 @@ class TorqueMode:
 
     def resync(self, q: np.ndarray) -> None:
         """Nothing to re-synchronize: every step starts from the estimate."""
+
+    def kinematics(self, estimate: BaseEstimate, tasks: TaskSet) -> RobotKinematics:
+        """The step's kinematics and dynamics at the estimate.
+
+        One pass, shared by the step's users: the ZMP estimate, the tasks, the QP.
+        """
+        return RobotKinematics(
+            self.model.model, self.data, estimate.q, estimate.v, tasks.frame_ids
+        )
 
     def acceleration_tasks(
         self,
@@ -140,16 +151,17 @@ class TorqueMode:
         t: float,
         settings: ControllerSettings,
         status: ControllerStatus,
+        kinematics: RobotKinematics | None = None,
     ) -> JointCommand:
         """One step at the estimate; fills ``status`` (balance, task errors, solve time).
+
+        ``kinematics``: :meth:`kinematics` at the estimate, if the caller computed it already.
 
         Raises:
             NoSolutionFound: The QP has no solution.
         """
-        start = time.perf_counter()
-        kinematics = RobotKinematics(
-            self.model.model, self.data, estimate.q, estimate.v, tasks.frame_ids
-        )
+        if kinematics is None:
+            kinematics = self.kinematics(estimate, tasks)
         built = time.perf_counter()
         balance = tasks.com.balance(kinematics, t, contacts)
         status.record_balance(balance)
@@ -178,8 +190,9 @@ class TorqueMode:
         status.solve_time = solved - solve_start
         command = self.command(kinematics, solution, settings)
         timings = self.timings
-        timings["kinematics"] = built - start
         timings["QP build"] = solve_start - built
-        timings["solve"] = solved - solve_start
+        polish = self.solver.polish_time if self.solver.polish else 0.0
+        timings["solve"] = solved - solve_start - polish
+        timings["polish"] = polish
         timings["command"] = time.perf_counter() - solved
         return command

@@ -20,6 +20,14 @@ unfiltered (J_frame,lin v = 0, least squares), so the momentum follows from the 
 and the gyro alone. Standing still the rate is zero and the ZMP is the CoM's ground projection
 (the static closed form).
 
+With the step's :class:`~wbm_control.robot_kinematics.RobotKinematics` (the controller computes
+it once per step, before this estimate), the soles' Jacobians and the centroidal momentum at the
+estimate are read from it, the base velocity is re-solved by the 3 x 3 normal equations of the
+same least squares, and the momentum follows exactly: changing the base linear velocity by dv
+(base axes) translates the whole robot by R dv, which adds m R dv to the linear momentum and
+nothing to the angular momentum about the CoM. No kinematics pass of its own; without the
+kinematics the estimator runs its own pass (the reference the shared path is tested against).
+
 Frames: world (z up), metres, seconds, newtons.
 """
 
@@ -32,6 +40,8 @@ import numpy as np
 import pinocchio as pin
 
 from wbm_control.exceptions import InputError
+from wbm_control.robot_kinematics import RobotKinematics
+from wbm_control.small_linalg import cross3, solve_3x3
 from wbm_description.support_geometry import center_of_pressure
 from wbm_description.whole_body_model import WholeBodyModel
 
@@ -104,9 +114,10 @@ class ZmpEstimator:
     def contact_wrench(self, com: np.ndarray, momentum_rate: np.ndarray) -> np.ndarray:
         """Total contact wrench about the world origin from the momentum rate (6,) (see above)."""
         weight = self.mass * self.gravity
-        force = momentum_rate[:3] - weight
-        torque = momentum_rate[3:] - np.cross(com, weight)
-        return np.concatenate([force, torque])
+        wrench = np.empty(6)
+        np.subtract(momentum_rate[:3], weight, out=wrench[:3])
+        np.subtract(momentum_rate[3:], cross3(com, weight), out=wrench[3:])
+        return wrench
 
     def base_velocity_holding(
         self, q: np.ndarray, v: np.ndarray, frames: Sequence[str]
@@ -125,6 +136,31 @@ class ZmpEstimator:
         v[:3] = np.linalg.lstsq(np.vstack(rows), np.concatenate(rhs), rcond=None)[0]
         return v
 
+    def shared_momentum(
+        self, kinematics: RobotKinematics, v: np.ndarray, still_frames: Sequence[str]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The momentum and CoM of :meth:`momentum_about_origin`, from the step's kinematics.
+
+        As after :meth:`base_velocity_holding`; ``kinematics`` is at (q, v) and the still
+        frames are among its frames. The base linear velocity solves the same least squares as
+        :meth:`base_velocity_holding`, by its 3 x 3 normal equations (the rows of each frame's
+        base block are a rotation: full rank); the momentum is h_G(v) + (m R dv, 0).
+        """
+        v = np.asarray(v, dtype=float)
+        hg = kinematics.centroidal_momentum.copy()
+        if still_frames:
+            normal_matrix, normal_rhs = np.zeros((3, 3)), np.zeros(3)
+            for frame in still_frames:
+                jacobian = kinematics.jacobians[self.model.frame_id(frame)]
+                base = jacobian[:3, :3]
+                normal_matrix += base.T @ base
+                normal_rhs -= base.T @ (jacobian[:3, 3:] @ v[3:])
+            change = solve_3x3(normal_matrix, normal_rhs) - v[:3]
+            hg[:3] += self.mass * (kinematics.base_rotation @ change)
+        com = kinematics.com
+        hg[3:] += cross3(com, hg[:3])
+        return hg, com
+
     def update(
         self,
         q: np.ndarray,
@@ -133,6 +169,7 @@ class ZmpEstimator:
         *,
         ground_height: float = 0.0,
         still_frames: Sequence[str] = (),
+        kinematics: RobotKinematics | None = None,
     ) -> ZmpEstimate:
         """The estimate at one state.
 
@@ -143,12 +180,17 @@ class ZmpEstimator:
             ground_height: Height of the ground plane [m].
             still_frames: Frames held still (the soles in contact); when given, the base linear
                 velocity is re-solved from them (see the module docstring).
+            kinematics: The step's kinematics at (q, v): read instead of a pass of its own (see
+                the module docstring); None: its own pass.
         """
-        q = np.asarray(q, dtype=float)
-        v = np.asarray(v, dtype=float)
-        if still_frames:
-            v = self.base_velocity_holding(q, v, still_frames)
-        momentum, com = self.momentum_about_origin(q, v)
+        if kinematics is not None:
+            momentum, com = self.shared_momentum(kinematics, v, still_frames)
+        else:
+            q = np.asarray(q, dtype=float)
+            v = np.asarray(v, dtype=float)
+            if still_frames:
+                v = self.base_velocity_holding(q, v, still_frames)
+            momentum, com = self.momentum_about_origin(q, v)
         if self._momentum is not None and self._time is not None and time > self._time:
             dt = time - self._time
             rate = (momentum - self._momentum) / dt
