@@ -152,7 +152,7 @@ def test_safe_hold_logs_each_reason_once_per_episode_and_the_resume():
     assert not hold.active and hold.leave() is None
     line = hold.enter("stale inputs: imu")
     assert line.level == "error"
-    assert line.text == "safe mode (holding the joints with damping): stale inputs: imu"
+    assert line.text == "safe mode (holding the posture with static torques): stale inputs: imu"
     assert hold.active and hold.reason == "stale inputs: imu"
     assert hold.enter("stale inputs: imu") is None  # the same reason at the next tick
     # The watchdog's reason changes every tick (its duration): logged once by its kind.

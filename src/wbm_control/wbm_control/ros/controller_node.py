@@ -53,8 +53,9 @@ controller core is reset (estimator, contacts, references) and starts again from
 state, while the robot side holds its initial posture.
 
 Safety: inputs older than ``stale_timeout``, joint_states silent for 0.5 s of wall time (the
-robot side gone under sim time), or a failed step switch to the safe command (hold the joints
-with damping) with a log; control resumes by itself when inputs come back. Malformed messages
+robot side gone under sim time), or a failed step switch to the safe command (hold the posture
+with the contact-consistent static torques, the controller's ``hold_command``) with a log;
+control resumes by itself when inputs come back. Malformed messages
 (unknown joint, length mismatch, NaN/inf, wrong frame) are dropped with a throttled log;
 targets are rejected (NaN, unknown frame) or clamped (out of reach) with a log.
 """
