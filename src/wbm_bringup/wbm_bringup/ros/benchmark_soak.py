@@ -119,7 +119,10 @@ class SoakProbe:
         self.first_height: float | None = None
         self.falls = self.falls_in_minute = 0
         self._reset_future = None
-        self._fall_stamp: float | None = None  # after a reset: until the time restarts
+        # After a fall: the stamp of the last odometry sample before the reset, until the odometry
+        # stamps go back (the reset); None otherwise.
+        self._fall_stamp: float | None = None
+        self._last_odom_stamp = -math.inf
         self._reset_wall = 0.0
         self._next_target = 0.0
         best_effort = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT)
@@ -150,8 +153,15 @@ class SoakProbe:
         self.commands += 1
 
     def _on_odom(self, message: Odometry) -> None:
+        stamp = _seconds(message.header.stamp)
+        went_back = stamp < self._last_odom_stamp
+        self._last_odom_stamp = stamp
         if self._fall_stamp is not None:
-            if _seconds(message.header.stamp) >= self._fall_stamp:
+            # The odometry of one publisher arrives in order: the samples still queued when the
+            # fall was seen come first, then the stamps go back (the reset). A fixed threshold
+            # (the clock's time at the fall) let queued pre-reset samples of a fallen robot
+            # through, which counted the same fall again and reset again.
+            if not went_back:
                 return  # a sample from before the reset
             self._fall_stamp = None
         self.height = message.pose.pose.position.z
@@ -203,7 +213,7 @@ class SoakProbe:
             what = "simulation diverged" if diverged else "fall"
             self.node.get_logger().warning(f"{what} ({self.falls}) at t = {t:.2f} s: reset")
             self._reset_future = self.reset_client.call_async(Trigger.Request())
-            self._fall_stamp = max(t, 0.05)
+            self._fall_stamp = self._last_odom_stamp
             self.height = None
             return
         if t >= self._next_target:
