@@ -90,7 +90,9 @@ def test_robot_bringup_against_a_separate_robot_side_then_losing_it():
         # Killing the robot side: the controller holds and says why, and does not crash.
         driver.popen.send_signal(signal.SIGKILL)
         driver.popen.wait(timeout=10)
-        launch.wait_for_output(r"safe mode \(holding the joints with damping\): stale inputs", 10)
+        launch.wait_for_output(
+            r"safe mode \(holding the posture with static torques\): stale inputs", 10
+        )
         time.sleep(1.0)
         pids = launch.child_pids()
         assert alive(pids["controller"]), launch.output[-3000:]

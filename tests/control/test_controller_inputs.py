@@ -32,6 +32,28 @@ def send_all(inputs: ControllerInputs, *, time: float, stamp: int, wall: float =
     return due
 
 
+def test_a_tick_holds_only_when_inputs_were_stale_at_the_tick_before_too():
+    """The node takes /clock before the other inputs of a moment; after a starved process's
+    clock jump one tick can see inputs still queued as stale: that tick is skipped, and only a
+    second stale tick in a row holds (the input really stopped)."""
+    inputs = ControllerInputs(NDOF, SENSORS, stale_timeout=STALE)
+    send_all(inputs, time=0.0, stamp=0)
+    assert inputs.stale_at_tick(0.002) == ([], False)
+    # The clock jumped 0.1 s; joint_states was taken after it, the rest not yet.
+    inputs.set_joint_states(
+        np.zeros(NDOF), np.zeros(NDOF), None, time=0.1, stamp=100_000_000, wall_time=1.0
+    )
+    stale = ["imu", "ft/left_foot", "ft/right_foot"]
+    assert inputs.stale_at_tick(0.1) == (stale, False) and inputs.deferred == 1
+    send_all(inputs, time=0.1, stamp=100_000_000)  # taken before the next tick: no hold
+    assert inputs.stale_at_tick(0.102) == ([], False)
+    # An input that stopped: stale at two ticks in a row, held at the second.
+    assert inputs.stale_at_tick(0.151) == (list(inputs.required), False)
+    assert inputs.stale_at_tick(0.153) == (list(inputs.required), True)
+    assert inputs.stale_at_tick(0.155) == (list(inputs.required), True)
+    assert inputs.deferred == 2
+
+
 def test_each_input_goes_stale_after_the_timeout_and_the_reason_names_it():
     inputs = ControllerInputs(NDOF, SENSORS, stale_timeout=STALE)
     assert inputs.required == ("joint_states", "imu", "ft/left_foot", "ft/right_foot")
@@ -152,7 +174,7 @@ def test_safe_hold_logs_each_reason_once_per_episode_and_the_resume():
     assert not hold.active and hold.leave() is None
     line = hold.enter("stale inputs: imu")
     assert line.level == "error"
-    assert line.text == "safe mode (holding the joints with damping): stale inputs: imu"
+    assert line.text == "safe mode (holding the posture with static torques): stale inputs: imu"
     assert hold.active and hold.reason == "stale inputs: imu"
     assert hold.enter("stale inputs: imu") is None  # the same reason at the next tick
     # The watchdog's reason changes every tick (its duration): logged once by its kind.

@@ -195,25 +195,41 @@ def test_node_controls_estimates_and_falls_back_safely(icub, controller_process)
         assert len(robot.commands) > count + 10, log_path.read_text()[-3000:]
         assert len(robot.commands[-1].effort) == icub.ndof
 
-        # Inputs stop: the safe command holds the joints (position = last, velocity 0).
+        # Inputs stop: the safe command holds the joints (position = last, velocity 0) with the
+        # static torques that carry the weight on the soles (within 10 % of the largest static
+        # torque, as the steps' above; the hold used to have no effort).
         robot.publishing = False
-        assert spin_until(
-            executor,
-            lambda: len(robot.commands[-1].effort) == 0 and len(robot.commands[-1].position) > 0,
-            5.0,
-        )
+
+        def holding() -> bool:
+            last = robot.commands[-1]
+            return (
+                len(last.position) == icub.ndof
+                and len(last.velocity) == icub.ndof
+                and not np.any(np.array(last.velocity))
+                and np.allclose(last.position, robot.q[7:], rtol=0.0, atol=1e-12)
+            )
+
+        assert spin_until(executor, holding, 5.0)
         hold = robot.commands[-1]
         np.testing.assert_allclose(hold.position, robot.q[7:], atol=1e-12)
         np.testing.assert_allclose(hold.velocity, 0.0)
+        assert len(hold.effort) == icub.ndof
+        assert np.max(np.abs(np.array(hold.effort) - static)) < 8.4
         assert spin_until(
             executor,
             lambda: robot.diagnostics[-1].status[0].level == DiagnosticStatus.WARN,
             5.0,
         )
         assert "stale" in robot.diagnostics[-1].status[0].message
-        # Inputs come back: normal control resumes.
+        # Inputs come back: normal control resumes (the diagnostics say so; the hold's commands
+        # have efforts too now).
         robot.publishing = True
-        assert spin_until(executor, lambda: len(robot.commands[-1].effort) == icub.ndof, 5.0)
+        assert spin_until(
+            executor,
+            lambda: robot.diagnostics[-1].status[0].level == DiagnosticStatus.OK,
+            5.0,
+        )
+        assert len(robot.commands[-1].effort) == icub.ndof
         assert process.poll() is None
     finally:
         rclpy.shutdown()

@@ -12,7 +12,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wbm_bringup.benchmarks.soak import SoakMinute, SoakSchedule, resident_memory, summarize
+from wbm_bringup.benchmarks.soak import (
+    ReasonCounts,
+    SoakMinute,
+    SoakSchedule,
+    resident_memory,
+    summarize,
+)
 from wbm_description.exceptions import InputError
 from wbm_dynamics.held_command import CommandUpdate, check_effort_limits
 
@@ -94,6 +100,26 @@ def test_the_soak_verdict():
     assert held.safe_holds_outside_pushes == 3 and not held.passed
     gone = summarize([minute(1, {"x": 1.0}), minute(2, {"x": None})], initial_height=0.6)
     assert gone.problems == ["x exited during the run"]
+
+
+def test_the_soak_counts_diagnostics_by_reason():
+    """Numbers in a reason (a silence, an age) do not split it; safe holds and other non-OK
+    diagnostics (a QP fallback) are told apart; counts outside / inside push windows."""
+    counts = ReasonCounts()
+    assert ReasonCounts.kind("no joint_states for 0.6 s (wall clock)") == (
+        "no joint_states for # s (wall clock)"
+    )
+    counts.add("stale inputs: ft/l_foot", safe=True, outside=True)
+    counts.add("stale inputs: ft/l_foot", safe=True, outside=True)
+    counts.add("stale inputs: ft/l_foot", safe=True, outside=False)
+    counts.add("stale inputs: no joint_states for 0.6 s (wall clock)", safe=True, outside=True)
+    counts.add("stale inputs: no joint_states for 1.2 s (wall clock)", safe=True, outside=False)
+    counts.add("controlling with fallback relaxed", safe=False, outside=False)
+    lines = counts.lines()
+    assert len(lines) == 3
+    assert lines[0].split() == ["2", "/", "1", "safe", "hold", "stale", "inputs:", "ft/l_foot"]
+    assert lines[1].split()[:3] == ["1", "/", "1"] and lines[1].endswith("(wall clock)")
+    assert lines[2].split()[:5] == ["0", "/", "1", "other", "controlling"]
 
 
 def test_resident_memory_of_this_process():

@@ -13,8 +13,10 @@ One :meth:`WholeBodyController.step` per control period:
    mode ``"torque"``: the whole-body QP gives the torques (:mod:`wbm_control.torque_mode`);
    mode ``"ik"``: one differential-IK step integrated into position and velocity references,
    plus contact-consistent gravity torques as feed-forward (:mod:`wbm_control.ik_mode`);
-3. on a failed solve, switch to the safe command (hold the joints where they are, with damping)
-   and say why in :attr:`WholeBodyController.status`; the next good step resumes control.
+3. on a failed solve, switch to the safe command (hold the joints where they are, with the
+   contact-consistent static torques that carry the weight on the held soles,
+   :meth:`WholeBodyController.hold_command`) and say why in
+   :attr:`WholeBodyController.status`; the next good step resumes control.
 
 At the first step the held soles are the settings' ``initial_contacts`` where the estimate puts
 them, the frame task references are the frames' current poses, and the CoM reference moves from
@@ -40,6 +42,8 @@ from wbm_control.controller_status import ControllerStatus
 from wbm_control.exceptions import InputError, NoSolutionFound, TargetRejected
 from wbm_control.feasible_targets import ReachLimit, held_sole_rejection
 from wbm_control.ik_mode import IkMode
+from wbm_control.qp import DenseQPSolver
+from wbm_control.qp_fallback import static_hold_command
 from wbm_control.robot_kinematics import RobotKinematics
 from wbm_control.tasks import FrameTask, TaskSet
 from wbm_control.torque_mode import TorqueMode
@@ -162,6 +166,8 @@ class WholeBodyController:
         self._resync = False
         self._last_estimate: BaseEstimate | None = None
         self._hold_position: np.ndarray | None = None
+        self._hold_effort: np.ndarray | None = None
+        self._hold_solver: DenseQPSolver | None = None
 
     @property
     def started(self) -> bool:
@@ -293,10 +299,16 @@ class WholeBodyController:
     # ------------------------------------------------------------------ the step
 
     def hold_command(self, reason: str, joint_positions: np.ndarray | None = None) -> JointCommand:
-        """The safe command: hold the joints where they were when it began, zero velocity.
+        """The safe command: hold the robot standing where it was when the hold began.
 
-        The robot's servos then hold position with their damping. The next normal step
-        re-synchronizes the references with the robot.
+        Position references: the joints when the hold began (``joint_positions``, else the last
+        estimate's, else the posture reference), zero velocity; feed-forward: the
+        contact-consistent static torques at the last estimate's base with those joints, over
+        the held soles (:func:`~wbm_control.qp_fallback.static_hold_command`, the QP fallback's
+        static level): the soles carry the weight and the servos only correct deviations. They
+        are computed once per hold (the hold is static). Without an estimate (no step yet), or
+        when they cannot be computed, the hold is position-only (servo stiffness and damping).
+        The next normal step re-synchronizes the references with the robot.
         """
         if self._hold_position is None:
             if joint_positions is not None:
@@ -305,12 +317,35 @@ class WholeBodyController:
                 self._hold_position = self._last_estimate.q[7:].copy()
             else:
                 self._hold_position = self.tasks.posture.reference.copy()
+            self._hold_effort = self._static_hold_effort(self._hold_position)
         self._resync = True
         self.status.safe = True
         self.status.reason = reason
+        effort = None if self._hold_effort is None else self._hold_effort.copy()
         return JointCommand(
-            position=self._hold_position.copy(), velocity=np.zeros(self.ndof), effort=None
+            position=self._hold_position.copy(), velocity=np.zeros(self.ndof), effort=effort
         )
+
+    def _static_hold_effort(self, joints: np.ndarray) -> np.ndarray | None:
+        """The hold's feed-forward torques [N m] at the last estimate's base and ``joints``."""
+        if self._last_estimate is None:
+            return None
+        q = self._last_estimate.q.copy()
+        q[7:] = joints
+        if self._hold_solver is None:
+            self._hold_solver = DenseQPSolver(name="wrench_distribution (safe hold)")
+        try:
+            command = static_hold_command(
+                self.model,
+                self.data,
+                q,
+                self.contacts.active(),
+                self.settings.friction_coefficient,
+                self._hold_solver,
+            )
+        except (NoSolutionFound, np.linalg.LinAlgError, ValueError):
+            return None
+        return command.effort if np.all(np.isfinite(command.effort)) else None
 
     def step(
         self,

@@ -16,9 +16,10 @@ only if the one before failed:
 3. ``static_hold``: no QP: the joints held where they are by the servos, with the
    contact-consistent gravity torques of the static wrench distribution as feed-forward
    (:func:`~wbm_control.contact_feedforward.contact_consistent_torques`): the robot's weight is
-   carried by its held soles instead of the servos' stiffness alone.
+   carried by its held soles instead of the servos' stiffness alone
+   (:func:`static_hold_command`, also the controller's safe hold).
 
-Only when all of these fail does the controller fall back on its damped hold.
+Only when all of these fail does the controller fall back on its safe hold.
 
 Mode "ik" has one QP, the differential IK, whose only constraints are the joint position and
 velocity limits: it fails when its configuration lies beyond a position limit by more than the
@@ -171,6 +172,50 @@ def free_fall_point(
     return x
 
 
+def static_hold_command(
+    model: WholeBodyModel,
+    data: pin.Data,
+    q: np.ndarray,
+    held: Sequence[ActiveContact],
+    mu: float,
+    solver: DenseQPSolver | None = None,
+) -> JointCommand:
+    """Hold the joints of q standing: the static level, and the controller's safe hold.
+
+    Position references: q's joints, zero velocity; feed-forward: the contact-consistent gravity
+    torques of the static wrench distribution over the held soles (the robot's weight, -m g at
+    the CoM, carried by the soles' wrenches inside their friction cones, :func:`~wbm_control.
+    contact_feedforward.contact_consistent_torques`), clipped to the torque limits. The servos
+    then only correct deviations from q instead of carrying the weight with their stiffness.
+
+    Args:
+        model: Whole-body model (floating base).
+        data: Scratch data of ``model.model`` (overwritten).
+        q: Configuration to hold (the base from the estimate, world frame).
+        held: The soles held in contact (none: the gravity torques of the joints alone).
+        mu: Friction coefficient of the wrench cones [-].
+        solver: Re-used QP workspace of the wrench distribution.
+
+    Raises:
+        NoSolutionFound, numpy.linalg.LinAlgError, ValueError: The torques could not be computed.
+    """
+    effort = contact_consistent_torques(
+        model,
+        data,
+        q,
+        list(held),
+        static_net_wrench(model.total_mass, np.asarray(model.config.gravity, dtype=float)),
+        mu=mu,
+        solver=solver,
+    )
+    limits = model.torque_limits
+    return JointCommand(
+        position=np.array(q[7:], dtype=float),
+        velocity=np.zeros(model.ndof),
+        effort=np.clip(effort, -limits, limits),
+    )
+
+
 @dataclass(frozen=True)
 class FallbackResult:
     """What the chain gave.
@@ -249,21 +294,8 @@ class QpFallback:
         self, kinematics: RobotKinematics, held: Sequence[ActiveContact], mu: float
     ) -> JointCommand:
         """Hold the joints, with the static wrench distribution's gravity torques."""
-        model = self.model
-        effort = contact_consistent_torques(
-            model,
-            self.data,
-            kinematics.q,
-            list(held),
-            static_net_wrench(model.total_mass, np.asarray(model.config.gravity, dtype=float)),
-            mu=mu,
-            solver=self.distribution_solver,
-        )
-        limits = model.torque_limits
-        return JointCommand(
-            position=kinematics.q[7:].copy(),
-            velocity=np.zeros(model.ndof),
-            effort=np.clip(effort, -limits, limits),
+        return static_hold_command(
+            self.model, self.data, kinematics.q, held, mu, self.distribution_solver
         )
 
     def solve(
@@ -286,7 +318,7 @@ class QpFallback:
             settings: Controller settings (``torque:``, ``fallback:``, friction).
 
         Raises:
-            NoSolutionFound: Every level failed (the caller holds with damping).
+            NoSolutionFound: Every level failed (the caller holds: the controller's hold command).
         """
         start = time.perf_counter()
         mu = settings.friction_coefficient

@@ -1,18 +1,19 @@
 """Bookkeeping of the controller's safe hold: why it holds, and what to log (no rclpy).
 
-The node holds the joints (the controller's hold command) when its inputs are stale, when the
-robot side went silent (wall-clock watchdog), or when a step fails; it resumes by itself when a
-normal step succeeds. :class:`SafeHold` decides what the log says: one error line the first time
-each reason (or kind of reason) appears in an episode of holding, and one info line when normal
-control resumes. A reason that repeats or alternates with another (stale inputs seen by the
-control timer and by the watchdog) is therefore logged once per episode, not at every tick.
+The node holds the posture (the controller's hold command, with static torques) when its inputs
+are stale, when the robot side went silent (wall-clock watchdog), or when a step fails; it
+resumes by itself when a normal step succeeds. :class:`SafeHold` decides what the log says: one
+error line the first time each reason (or kind of reason) appears in an episode of holding, and
+one info line when normal control resumes. A reason that repeats or alternates with another
+(stale inputs seen by the control timer and by the watchdog) is therefore logged once per
+episode, not at every tick.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-ENTER = "safe mode (holding the joints with damping): "
+ENTER = "safe mode (holding the posture with static torques): "
 RESUME = "normal control resumed (was: {reason})"
 
 

@@ -16,7 +16,8 @@ and how many cycles were answered. This module holds what does not need ROS:
 from __future__ import annotations
 
 import math
-from collections import deque
+import re
+from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,6 +87,40 @@ def resident_memory(pid: int) -> int | None:
     return None
 
 
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+class ReasonCounts:
+    """Non-OK diagnostics counted by reason.
+
+    Safe holds apart from the rest, outside and inside the windows after pushes. Numbers in a
+    message (a duration, an age) are replaced by ``#`` so that one reason is one row.
+    """
+
+    def __init__(self) -> None:
+        self.counts: Counter[tuple[str, bool, bool]] = Counter()
+
+    @staticmethod
+    def kind(message: str) -> str:
+        """The message with its numbers replaced by ``#``."""
+        return _NUMBER.sub("#", message)
+
+    def add(self, message: str, *, safe: bool, outside: bool) -> None:
+        """Count one diagnostic (``safe``: a safe hold; ``outside``: outside push windows)."""
+        self.counts[(self.kind(message), safe, outside)] += 1
+
+    def lines(self) -> list[str]:
+        """One line per reason, most frequent first: counts outside / inside, what, reason."""
+        totals: dict[tuple[str, bool], list[int]] = {}
+        for (kind, safe, outside), count in self.counts.items():
+            totals.setdefault((kind, safe), [0, 0])[0 if outside else 1] += count
+        rows = sorted(totals.items(), key=lambda item: -sum(item[1]))
+        return [
+            f"{out:>7} / {inside:<7} {'safe hold' if safe else 'other':<9} {kind}"
+            for (kind, safe), (out, inside) in rows
+        ]
+
+
 @dataclass(frozen=True)
 class SoakSchedule:
     """What the soak run sends, as functions of simulated time.
@@ -145,6 +180,8 @@ class SoakMinute:
         safe_hold_outside_pushes: Safe-hold diagnostics seen outside the windows after pushes.
         pushes: Pushes sent in the minute.
         falls: Falls in the minute (each followed by the simulator's ``reset``).
+        fallback_outside_pushes: Other non-OK diagnostics (the QP fallback controlling) outside
+            the windows after pushes.
     """
 
     minute: int
@@ -156,6 +193,7 @@ class SoakMinute:
     safe_hold_outside_pushes: int
     pushes: int
     falls: int = 0
+    fallback_outside_pushes: int = 0
 
 
 @dataclass
@@ -239,6 +277,7 @@ def summarize(
 __all__ = [
     "PUSH_DIRECTIONS",
     "LaunchLog",
+    "ReasonCounts",
     "SoakMinute",
     "SoakSchedule",
     "SoakVerdict",

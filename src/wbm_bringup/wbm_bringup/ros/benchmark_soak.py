@@ -9,7 +9,10 @@ and, from a probe node, for ``--minutes`` of wall time:
   turn: front, left, back, right; ``--push-force`` N for the robot interface's push_duration);
 - every minute of wall time, samples the resident memory of each node process, the
   ``joint_states`` and ``joint_commands`` received in the minute (cycles answered), the lowest
-  true base height, and the safe-hold diagnostics seen outside the ``--settle`` s after pushes;
+  true base height, and the safe-hold diagnostics (the controller's ``safe`` value true) seen
+  outside the ``--settle`` s after pushes; the other non-OK diagnostics (a QP fallback level:
+  the robot is controlled, not held) are counted apart, and every non-OK message is counted by
+  reason (:class:`~wbm_bringup.benchmarks.soak.ReasonCounts`) and printed at the end;
 - when the robot falls (base ``--fall-drop`` below its height at t = 0) or the simulation
   diverges (the robot interface says so), counts the fall and calls
   the simulator's ``reset`` (the controller starts again by itself), so that the rest of the run
@@ -44,6 +47,7 @@ from std_srvs.srv import Trigger
 from wbm_bringup.benchmarks.process_guard import owned_processes
 from wbm_bringup.benchmarks.soak import (
     LaunchLog,
+    ReasonCounts,
     SoakMinute,
     SoakSchedule,
     resident_memory,
@@ -107,13 +111,18 @@ class SoakProbe:
         self.lowest = math.inf
         self.height: float | None = None
         self.safe_outside = 0
+        self.fallback_outside = 0  # non-OK diagnostics that are not safe holds (QP fallback)
+        self.reasons = ReasonCounts()
         self.push_times: list[float] = []  # since robot time last (re)started
         self.pushes = 0
         self.pushes_in_minute = 0
         self.first_height: float | None = None
         self.falls = self.falls_in_minute = 0
         self._reset_future = None
-        self._fall_stamp: float | None = None  # after a reset: until the time restarts
+        # After a fall: the stamp of the last odometry sample before the reset, until the odometry
+        # stamps go back (the reset); None otherwise.
+        self._fall_stamp: float | None = None
+        self._last_odom_stamp = -math.inf
         self._reset_wall = 0.0
         self._next_target = 0.0
         best_effort = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT)
@@ -144,8 +153,15 @@ class SoakProbe:
         self.commands += 1
 
     def _on_odom(self, message: Odometry) -> None:
+        stamp = _seconds(message.header.stamp)
+        went_back = stamp < self._last_odom_stamp
+        self._last_odom_stamp = stamp
         if self._fall_stamp is not None:
-            if _seconds(message.header.stamp) >= self._fall_stamp:
+            # The odometry of one publisher arrives in order: the samples still queued when the
+            # fall was seen come first, then the stamps go back (the reset). A fixed threshold
+            # (the clock's time at the fall) let queued pre-reset samples of a fallen robot
+            # through, which counted the same fall again and reset again.
+            if not went_back:
                 return  # a sample from before the reset
             self._fall_stamp = None
         self.height = message.pose.pose.position.z
@@ -155,13 +171,21 @@ class SoakProbe:
 
     def _on_diagnostics(self, message: DiagnosticArray) -> None:
         for status in message.status:
-            if status.level != DiagnosticStatus.OK:
-                t = _seconds(message.header.stamp)
-                if not self.schedule.after_push(t, self.push_times):
-                    self.safe_outside += 1
-                    self.node.get_logger().warning(
-                        f"safe hold at t = {t:.2f} s outside pushes: {status.message}"
-                    )
+            if status.level == DiagnosticStatus.OK:
+                continue
+            t = _seconds(message.header.stamp)
+            outside = not self.schedule.after_push(t, self.push_times)
+            safe = any(v.key == "safe" and v.value == "true" for v in status.values)
+            self.reasons.add(status.message, safe=safe, outside=outside)
+            if not outside:
+                continue
+            if safe:
+                self.safe_outside += 1
+                self.node.get_logger().warning(
+                    f"safe hold at t = {t:.2f} s outside pushes: {status.message}"
+                )
+            else:
+                self.fallback_outside += 1
 
     def act(self) -> None:
         """Send the hand target and the push when due (simulated time); reset after a fall."""
@@ -189,7 +213,7 @@ class SoakProbe:
             what = "simulation diverged" if diverged else "fall"
             self.node.get_logger().warning(f"{what} ({self.falls}) at t = {t:.2f} s: reset")
             self._reset_future = self.reset_client.call_async(Trigger.Request())
-            self._fall_stamp = max(t, 0.05)
+            self._fall_stamp = self._last_odom_stamp
             self.height = None
             return
         if t >= self._next_target:
@@ -233,10 +257,12 @@ class SoakProbe:
             commands=self.commands,
             lowest_base=self.lowest,
             safe_hold_outside_pushes=self.safe_outside,
+            fallback_outside_pushes=self.fallback_outside,
             pushes=self.pushes_in_minute,
             falls=self.falls_in_minute,
         )
         self.states = self.commands = self.safe_outside = self.pushes_in_minute = 0
+        self.fallback_outside = 0
         self.falls_in_minute = 0
         self.lowest = math.inf if self.height is None else self.height
         return row
@@ -253,7 +279,7 @@ def _row(row: SoakMinute, labels: list[str]) -> str:
     return (
         f"{row.minute:>6}{row.sim_time:>9.1f}{memory}{row.states:>9}{row.commands:>10}"
         f"{row.lowest_base:>9.3f}{row.pushes:>7}{row.safe_hold_outside_pushes:>6}"
-        f"{row.falls:>6}"
+        f"{row.fallback_outside_pushes:>10}{row.falls:>6}"
     )
 
 
@@ -315,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{'minute':>6}{'sim [s]':>9}"
             + "".join(f"{label + ' [MB]':>22}" for label in labels)
             + f"{'states':>9}{'commands':>10}{'base [m]':>9}{'pushes':>7}{'holds':>6}"
-            + f"{'falls':>6}"
+            + f"{'fallbacks':>10}{'falls':>6}"
         )
         print(header, flush=True)
         print("-" * len(header), flush=True)
@@ -344,6 +370,13 @@ def main(argv: list[str] | None = None) -> int:
         f"commands per joint_states {verdict.answered:.3f}; safe holds outside pushes "
         f"{verdict.safe_holds_outside_pushes}"
     )
+    print(
+        f"QP fallback diagnostics outside pushes (not safe holds) "
+        f"{sum(row.fallback_outside_pushes for row in rows)}"
+    )
+    print("non-OK diagnostics by reason (count outside / inside the windows after pushes):")
+    for line in probe.reasons.lines():
+        print("  " + line)
     print("PASS" if verdict.passed else "FAIL: " + "; ".join(verdict.problems))
     if not verdict.passed:
         print("launch output (last lines):\n" + log.tail())

@@ -52,9 +52,12 @@ why). A stamp going back to 0 is the robot's time restarting (a simulator's ``re
 controller core is reset (estimator, contacts, references) and starts again from the measured
 state, while the robot side holds its initial posture.
 
-Safety: inputs older than ``stale_timeout``, joint_states silent for 0.5 s of wall time (the
-robot side gone under sim time), or a failed step switch to the safe command (hold the joints
-with damping) with a log; control resumes by itself when inputs come back. Malformed messages
+Safety: inputs older than ``stale_timeout`` at two control ticks in a row (one stale tick is
+skipped: after the process was starved the tick can come before the queued inputs are taken,
+``ControllerInputs.stale_at_tick``), joint_states silent for 0.5 s of wall time (the
+robot side gone under sim time), or a failed step switch to the safe command (hold the posture
+with the contact-consistent static torques, the controller's ``hold_command``) with a log;
+control resumes by itself when inputs come back. Malformed messages
 (unknown joint, length mismatch, NaN/inf, wrong frame) are dropped with a throttled log;
 targets are rejected (NaN, unknown frame) or clamped (out of reach) with a log.
 """
@@ -462,12 +465,13 @@ class ControllerNode(WbmNode):
         """
         started = time.monotonic()
         now = self._now()
-        stale = self.inputs.stale(now)
+        stale, confirmed = self.inputs.stale_at_tick(now)
         if stale:
-            if self.controller.started:
-                self._hold(stale_reason(stale), now)
-            else:
+            # Stale at this tick only: skipped, the inputs are still queued (stale_at_tick).
+            if not self.controller.started:
                 self.throttled.warning("waiting", f"waiting for inputs: {', '.join(stale)}")
+            elif confirmed:
+                self._hold(stale_reason(stale), now)
             self._publish_diagnostics(now)
             return
         stamp_ns = sample_stamp if sample_stamp is not None else round(now * 1e9)
