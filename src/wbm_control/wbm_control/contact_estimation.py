@@ -14,7 +14,8 @@ Three pieces of evidence, per sole:
   world axes, its columns of the joints between the base and the sole; those columns see no other
   contact in a kinematic tree). Its vertical component is the sole's load. A held sole whose load
   drops below ``unload_threshold`` is out of contact (lift-off, or pushed off); a free sole that
-  is near the ground and loaded above ``load_threshold`` touched down.
+  is near the ground and loaded above ``load_threshold`` touched down. A sole out of contact has
+load 0 (what the base estimator anchors on).
 
 Without joint torques, the load of a sole in contact is its static share of the weight (m g over
 the soles in contact), and 0 for the others: what the base estimator's anchoring needs.
@@ -43,7 +44,9 @@ class ContactEstimate:
     Attributes:
         contacts: The soles estimated in contact (sole names), in the robot config's order.
         loads: Sole name to its load (normal force) [N]: from the joint torques when used, else
-            the static share of the weight for soles in contact and 0 for the others.
+            the static share of the weight, for soles in contact; 0 for the others (a swing
+            leg's inertial and friction torques read as a load: the base estimator would anchor
+            the sole in the air).
         torque_wrenches: Sole name to the wrench (force [N], torque about the sole origin
             [N m], world axes) from the joint torques; empty when torques are not used.
         heights: Sole name to the height of the sole frame above the ground [m].
@@ -187,8 +190,11 @@ class ContactEstimator:
                 in_contact = name in touching and (load is None or load > self.load_threshold)
             if in_contact:
                 contacts.append(name)
-        if wrenches:
-            loads = {name: float(wrenches[name][2]) for name in self.sole_names}
+        if wrenches:  # a sole out of contact carries nothing: its leg's inertia reads as a load
+            loads = {
+                name: float(wrenches[name][2]) if name in contacts else 0.0
+                for name in self.sole_names
+            }
         else:
             share = self.weight / max(len(contacts), 1)
             loads = {name: share if name in contacts else 0.0 for name in self.sole_names}
