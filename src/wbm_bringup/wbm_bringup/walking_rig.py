@@ -13,13 +13,17 @@ ankle F/T sensors); ground truth is read only to judge the run:
   them: a held sole carrying less than ``LOADED`` while the load moves to the other one in
   double support still bears on the ground, and the F/T ZMP counts its force), outside the
   ``SETTLE``
-  after a contact switch (the stated transient) [m]: 0 is a foot tipping on its edge
+  after a contact switch (the stated transient) [m]; without F/T sensors the soles loaded above
+  ``LOADED`` by the engine's true contact forces (a landing foot bears before its touch-down is
+  detected): 0 is a foot tipping on its edge
   (``zmp_margin_at``: when and in which phase the smallest one was);
 - ``estimate_error``: the largest distance of the estimated base position from the true one [m];
 - ``placement_error``: the largest horizontal distance of a sole from its planned footstep at
   touch-down [m];
 - ``touchdowns``: how each touch-down was detected (``touchdown``/``early_touchdown``: the
-  ankle F/T; ``timeout``: never measured; ``clock``: no measurement).
+  ankle F/T, or for a sole without one its estimated load, near the ground, see
+  :mod:`wbm_control.walking.touchdown_estimate`; ``timeout``: never measured; ``clock``: no
+  measurement).
 
 Engines: ``"compliant"`` and ``"rigid"`` (wbm's simulator) and ``"mujoco"``, 1 ms steps unless
 told (``dt``: the G1's light feet rock on the compliant ground at 250 Hz, beyond what
@@ -167,6 +171,19 @@ class WalkingRig:
                 moment += float(force[2]) * np.asarray(position[:2])
         return None if total < LOADED else np.array([*(moment / total), 0.0])
 
+    def true_sole_forces(self) -> dict[str, float]:
+        """Each sole's true normal force from the engine's contacts [N].
+
+        Our simulator names a sole's contact points ``<sole>/<corner>``, MuJoCo a sole by its name.
+        """
+        forces = self.engine.ground_truth().contact_forces
+        return {
+            sole.name: float(
+                sum(f[2] for name, f in forces.items() if name.split("/")[0] == sole.name)
+            )
+            for sole in self.model.config.soles
+        }
+
     def fallen(self) -> bool:
         """Whether the robot fell (CoM low) or the engine diverged."""
         diverged = getattr(self.engine, "diverged", None)
@@ -209,11 +226,12 @@ class WalkingRig:
                     self._anchors[sole] = (since, position.copy())
             else:
                 m.slide = max(m.slide, float(np.linalg.norm(position - anchor)))
-        zmp = c.status.zmp_measured  # the F/T ZMP
-        if zmp is None:  # no F/T sensors (G1): the true centre of pressure
+        zmp = c.status.zmp_measured  # the F/T ZMP and the F/T loads
+        forces = estimate.normal_forces
+        if zmp is None:  # no F/T sensors (G1): the true centre of pressure and loads
             zmp = self.true_cop()
+            forces = self.true_sole_forces()
         if zmp is not None and t - self._last_switch >= SETTLE:
-            forces = estimate.normal_forces
             loaded = [
                 s
                 for s in self.model.config.soles

@@ -49,7 +49,8 @@ class ContactEstimate:
             the sole in the air).
         torque_wrenches: Sole name to the wrench (force [N], torque about the sole origin
             [N m], world axes) from the joint torques; empty when torques are not used.
-        heights: Sole name to the height of the sole frame above the ground [m].
+        heights: Sole name to the height of the sole frame above the ground (the held soles'
+            mean estimated height, see :meth:`ContactEstimator.update`) [m].
         speeds: Sole name to the speed of the sole frame's origin [m/s].
     """
 
@@ -157,15 +158,25 @@ class ContactEstimator:
             planned: The soles the controller holds.
             efforts: Measured joint torques (ndof,) [N m], model order; used only with
                 ``use_joint_torques``.
-            ground_height: Height of the ground plane [m].
+            ground_height: Height of the ground plane [m] while no sole is held. With held
+                soles the ground is where the estimate puts them (their mean height): the
+                estimated world drifts vertically with each touch-down's anchoring (about
+                0.5 mm a step on the G1, walking), which would carry a free sole past the
+                height tolerance after some 20 steps.
         """
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
         pin.computeJointJacobians(self.pin_model, self.data, q)
         pin.updateFramePlacements(self.pin_model, self.data)
         heights, speeds = {}, {}
+        levels = {
+            name: float(self.data.oMf[frame_id].translation[2])
+            for name, frame_id in self.sole_frame_ids.items()
+        }
+        held = [levels[name] for name in self.sole_names if name in planned]
+        ground = float(np.mean(held)) if held else ground_height
         for name, frame_id in self.sole_frame_ids.items():
-            heights[name] = float(self.data.oMf[frame_id].translation[2] - ground_height)
+            heights[name] = levels[name] - ground
             jacobian = pin.getFrameJacobian(self.pin_model, self.data, frame_id, _LWA)
             speeds[name] = float(np.linalg.norm(jacobian[:3] @ v))
         touching = {
