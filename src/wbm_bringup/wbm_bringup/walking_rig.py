@@ -7,20 +7,27 @@ ankle F/T sensors); ground truth is read only to judge the run:
 - ``speed``: distance of the mid-feet point from its start over the time [m/s];
 - ``slide``: the largest horizontal displacement of a held sole from where it was
   ``SETTLE`` after its touch-down, while it stays held [m];
-- ``zmp_margin``: the smallest distance of the F/T ZMP inside the support polygon (the soles
+- ``zmp_margin``: the smallest distance of the F/T ZMP (without F/T sensors: the true centre
+  of pressure of the engine's contact forces) inside the support polygon (the soles
   held by the controller or loaded above ``LOADED`` by their F/T, where the estimate puts
   them: a held sole carrying less than ``LOADED`` while the load moves to the other one in
   double support still bears on the ground, and the F/T ZMP counts its force), outside the
   ``SETTLE``
-  after a contact switch (the stated transient) [m]: 0 is a foot tipping on its edge
+  after a contact switch (the stated transient) [m]; without F/T sensors the soles loaded above
+  ``LOADED`` by the engine's true contact forces (a landing foot bears before its touch-down is
+  detected): 0 is a foot tipping on its edge
   (``zmp_margin_at``: when and in which phase the smallest one was);
 - ``estimate_error``: the largest distance of the estimated base position from the true one [m];
 - ``placement_error``: the largest horizontal distance of a sole from its planned footstep at
   touch-down [m];
 - ``touchdowns``: how each touch-down was detected (``touchdown``/``early_touchdown``: the
-  ankle F/T; ``timeout``: never measured; ``clock``: no measurement).
+  ankle F/T, or for a sole without one its estimated load, near the ground, see
+  :mod:`wbm_control.walking.touchdown_estimate`; ``timeout``: never measured; ``clock``: no
+  measurement).
 
-Engines: ``"compliant"`` and ``"rigid"`` (wbm's simulator) and ``"mujoco"``, 1 ms steps.
+Engines: ``"compliant"`` and ``"rigid"`` (wbm's simulator) and ``"mujoco"``, 1 ms steps unless
+told (``dt``: the G1's light feet rock on the compliant ground at 250 Hz, beyond what
+semi-implicit Euler integrates stably at 1 ms in single support; 0.5 ms does).
 """
 
 from __future__ import annotations
@@ -46,20 +53,26 @@ FALL_HEIGHT = 0.35  # the CoM below this [m]: fallen
 LOADED = 20.0  # a sole whose F/T normal force exceeds this [N] is part of the support polygon
 
 
-def make_engine(model: WholeBodyModel, engine: str):
-    """An engine by name (see the module docstring), iCub standing with the left sole at 0."""
+def make_engine(model: WholeBodyModel, engine: str, dt: float = DT):
+    """An engine by name (see the module docstring), the robot standing with the left sole at 0.
+
+    Args:
+        model: The robot.
+        engine: ``"compliant"``, ``"rigid"`` or ``"mujoco"``.
+        dt: Engine time step [s].
+    """
     if engine == "mujoco":
         from wbm_dynamics.mujoco.engine import MujocoEngine
         from wbm_dynamics.mujoco.settings import MujocoSettings
 
-        sim = MujocoEngine(model, MujocoSettings(timestep=DT))
+        sim = MujocoEngine(model, MujocoSettings(timestep=dt))
     elif engine in ("compliant", "rigid"):
         from wbm_dynamics.settings import SimulatorSettings
         from wbm_dynamics.simulator import Simulator
 
         sim = Simulator(
             model,
-            SimulatorSettings(dt=DT, integrator="semi_implicit_euler", contact_model=engine),
+            SimulatorSettings(dt=dt, integrator="semi_implicit_euler", contact_model=engine),
         )
     else:
         raise ValueError(f"engine: expected one of {ENGINES}, got {engine!r}")
@@ -144,6 +157,33 @@ class WalkingRig:
         """The true CoM [m]."""
         return self.model.com_position(self.truth_q())
 
+    def true_cop(self) -> np.ndarray | None:
+        """The true centre of pressure of the engine's contact forces [m] (None: no push).
+
+        The ZMP judged for a robot without F/T sensors.
+        """
+        truth = self.engine.ground_truth()
+        total, moment = 0.0, np.zeros(2)
+        for name, force in truth.contact_forces.items():
+            position = truth.contact_positions.get(name)
+            if force[2] > 0.0 and position is not None and np.all(np.isfinite(position)):
+                total += float(force[2])
+                moment += float(force[2]) * np.asarray(position[:2])
+        return None if total < LOADED else np.array([*(moment / total), 0.0])
+
+    def true_sole_forces(self) -> dict[str, float]:
+        """Each sole's true normal force from the engine's contacts [N].
+
+        Our simulator names a sole's contact points ``<sole>/<corner>``, MuJoCo a sole by its name.
+        """
+        forces = self.engine.ground_truth().contact_forces
+        return {
+            sole.name: float(
+                sum(f[2] for name, f in forces.items() if name.split("/")[0] == sole.name)
+            )
+            for sole in self.model.config.soles
+        }
+
     def fallen(self) -> bool:
         """Whether the robot fell (CoM low) or the engine diverged."""
         diverged = getattr(self.engine, "diverged", None)
@@ -186,9 +226,12 @@ class WalkingRig:
                     self._anchors[sole] = (since, position.copy())
             else:
                 m.slide = max(m.slide, float(np.linalg.norm(position - anchor)))
-        zmp = c.status.zmp_measured
+        zmp = c.status.zmp_measured  # the F/T ZMP and the F/T loads
+        forces = estimate.normal_forces
+        if zmp is None:  # no F/T sensors (G1): the true centre of pressure and loads
+            zmp = self.true_cop()
+            forces = self.true_sole_forces()
         if zmp is not None and t - self._last_switch >= SETTLE:
-            forces = estimate.normal_forces
             loaded = [
                 s
                 for s in self.model.config.soles
@@ -280,13 +323,17 @@ def make_walking_rig(
     walking: WalkingSettings | None = None,
     *,
     stand: float = 1.0,
+    dt: float = DT,
 ) -> WalkingRig:
-    """ICub standing on an engine for ``stand`` [s], with a walking behaviour in its controller."""
-    sim = make_engine(model, engine)
+    """A robot standing on an engine for ``stand`` [s], a walking behaviour in its controller.
+
+    ``dt``: the engine's time step [s].
+    """
+    sim = make_engine(model, engine, dt)
     controller = WholeBodyController(model, settings)
     walking = (walking or settings.walking).replace(time_step=settings.control_period)
     behaviour = WalkingBehaviour(controller, walking)
-    rig = WalkingRig(model, sim, controller, behaviour, round(settings.control_period / DT))
+    rig = WalkingRig(model, sim, controller, behaviour, round(settings.control_period / dt))
     if stand > 0:
         run_closed_loop(controller, sim, stand, robot_steps_per_control=rig.steps_per_control)
     return rig

@@ -14,7 +14,8 @@ Three pieces of evidence, per sole:
   world axes, its columns of the joints between the base and the sole; those columns see no other
   contact in a kinematic tree). Its vertical component is the sole's load. A held sole whose load
   drops below ``unload_threshold`` is out of contact (lift-off, or pushed off); a free sole that
-  is near the ground and loaded above ``load_threshold`` touched down.
+  is near the ground and loaded above ``load_threshold`` touched down. A sole out of contact has
+load 0 (what the base estimator anchors on).
 
 Without joint torques, the load of a sole in contact is its static share of the weight (m g over
 the soles in contact), and 0 for the others: what the base estimator's anchoring needs.
@@ -43,10 +44,13 @@ class ContactEstimate:
     Attributes:
         contacts: The soles estimated in contact (sole names), in the robot config's order.
         loads: Sole name to its load (normal force) [N]: from the joint torques when used, else
-            the static share of the weight for soles in contact and 0 for the others.
+            the static share of the weight, for soles in contact; 0 for the others (a swing
+            leg's inertial and friction torques read as a load: the base estimator would anchor
+            the sole in the air).
         torque_wrenches: Sole name to the wrench (force [N], torque about the sole origin
             [N m], world axes) from the joint torques; empty when torques are not used.
-        heights: Sole name to the height of the sole frame above the ground [m].
+        heights: Sole name to the height of the sole frame above the ground (the held soles'
+            mean estimated height, see :meth:`ContactEstimator.update`) [m].
         speeds: Sole name to the speed of the sole frame's origin [m/s].
     """
 
@@ -154,15 +158,25 @@ class ContactEstimator:
             planned: The soles the controller holds.
             efforts: Measured joint torques (ndof,) [N m], model order; used only with
                 ``use_joint_torques``.
-            ground_height: Height of the ground plane [m].
+            ground_height: Height of the ground plane [m] while no sole is held. With held
+                soles the ground is where the estimate puts them (their mean height): the
+                estimated world drifts vertically with each touch-down's anchoring (about
+                0.5 mm a step on the G1, walking), which would carry a free sole past the
+                height tolerance after some 20 steps.
         """
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
         pin.computeJointJacobians(self.pin_model, self.data, q)
         pin.updateFramePlacements(self.pin_model, self.data)
         heights, speeds = {}, {}
+        levels = {
+            name: float(self.data.oMf[frame_id].translation[2])
+            for name, frame_id in self.sole_frame_ids.items()
+        }
+        held = [levels[name] for name in self.sole_names if name in planned]
+        ground = float(np.mean(held)) if held else ground_height
         for name, frame_id in self.sole_frame_ids.items():
-            heights[name] = float(self.data.oMf[frame_id].translation[2] - ground_height)
+            heights[name] = levels[name] - ground
             jacobian = pin.getFrameJacobian(self.pin_model, self.data, frame_id, _LWA)
             speeds[name] = float(np.linalg.norm(jacobian[:3] @ v))
         touching = {
@@ -187,8 +201,11 @@ class ContactEstimator:
                 in_contact = name in touching and (load is None or load > self.load_threshold)
             if in_contact:
                 contacts.append(name)
-        if wrenches:
-            loads = {name: float(wrenches[name][2]) for name in self.sole_names}
+        if wrenches:  # a sole out of contact carries nothing: its leg's inertia reads as a load
+            loads = {
+                name: float(wrenches[name][2]) if name in contacts else 0.0
+                for name in self.sole_names
+            }
         else:
             share = self.weight / max(len(contacts), 1)
             loads = {name: share if name in contacts else 0.0 for name in self.sole_names}

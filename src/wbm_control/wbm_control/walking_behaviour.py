@@ -8,7 +8,8 @@ control step, after the base estimate and before the mode's step, it:
 
 1. reads the CoM position and velocity at the estimate and the feet's normal forces from their
    F/T sensors (:class:`~wbm_control.walking.ContactState`: touch-down is measured, not only
-   timed);
+   timed); a sole without an F/T sensor reads its estimated load gated by its estimated height
+   and speed (:mod:`wbm_control.walking.touchdown_estimate`);
 2. runs :meth:`WalkingController.update`;
 3. applies its contact commands to the controller's contact set: ``ReleaseContact`` releases the
    sole (its frame task takes over), ``ActivateContact`` holds it where it touched down (x, y and
@@ -50,6 +51,7 @@ from wbm_control.walking import (
     WalkingSettings,
 )
 from wbm_control.walking.footsteps import Footstep
+from wbm_control.walking.touchdown_estimate import TouchdownEstimate
 from wbm_description.exceptions import InputError
 
 #: Duration of the CoM's move from the standing height to the walking height [s].
@@ -100,6 +102,12 @@ class WalkingBehaviour:
         self._com_height: float | None = None
         self._relative: dict[str, pin.SE3] = {}
         self._base_relative: np.ndarray | None = None
+        estimator = controller.contact_estimator  # soles without F/T: touch-down estimated
+        self._touchdown_estimate = (
+            None
+            if estimator is None
+            else TouchdownEstimate(estimator.height_tolerance, estimator.speed_tolerance)
+        )
         controller.reference_sources.append(self)
 
     # ------------------------------------------------------------------ commands
@@ -184,12 +192,27 @@ class WalkingBehaviour:
         )
 
     def contact_state(self, estimate: BaseEstimate) -> ContactState:
-        """The feet's normal forces [N] from their F/T sensors (unknown without a sensor)."""
+        """The feet's normal forces [N] from their F/T sensors.
+
+        A sole the robot config gives no F/T sensor reads the controller's contact estimate
+        instead, its load gated by its estimated height and speed
+        (:class:`~wbm_control.walking.touchdown_estimate.TouchdownEstimate`).
+        """
         forces = estimate.normal_forces
-        return ContactState(
-            FootContactReading(normal_force=forces.get(self.left_sole)),
-            FootContactReading(normal_force=forces.get(self.right_sole)),
-        )
+        readings = {
+            sole: FootContactReading(normal_force=forces.get(sole))
+            for sole in (self.left_sole, self.right_sole)
+        }
+        controller = self.controller
+        if controller.contact_estimate is not None and self._touchdown_estimate is not None:
+            contact = controller.contact_estimate
+            gated = self._touchdown_estimate.readings(
+                contact.heights, contact.speeds, contact.loads if contact.torque_wrenches else None
+            )
+            for sole in readings:
+                if sole not in controller.estimator.sensor_of_sole:
+                    readings[sole] = gated[sole]
+        return ContactState(readings[self.left_sole], readings[self.right_sole])
 
     def __call__(self, controller: WholeBodyController, estimate: BaseEstimate, t: float) -> None:
         """One tick (see the module docstring)."""
