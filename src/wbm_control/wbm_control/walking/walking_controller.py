@@ -135,6 +135,20 @@ class WalkingController:
         self.set_velocity_command(0.0, 0.0, 0.0)
         self._velocity_dirty = True
 
+    def correct_landing(self, side: str, measured: Footstep) -> None:
+        """A foot that touched down stands at ``measured`` (where the controller holds it).
+
+        The state machine takes it for that foot (see
+        :meth:`WalkingStateMachine.correct_landing`); in velocity mode the coming steps are
+        re-planned from it at the next update (the closing step of a stop lands beside it).
+
+        Raises:
+            InputError: The foot is swinging, or the footstep is of the other side.
+        """
+        self.state_machine.correct_landing(side, measured)
+        if self.mode == "velocity":
+            self._velocity_dirty = True
+
     def set_footstep_plan(self, steps: Sequence[Footstep]) -> None:
         """Walk an explicit footstep plan (after the swing in progress).
 
