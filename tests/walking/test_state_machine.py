@@ -9,14 +9,12 @@ from walking_helpers import standing_feet
 from wbm_control.walking import (
     ActivateContact,
     ContactState,
-    Footstep,
     FootstepPlanner,
     FootstepPlanRejected,
     ReleaseContact,
     WalkingState,
     WalkingStateMachine,
 )
-from wbm_description.exceptions import InputError
 
 DT = 0.002
 """Control period [s]: switches are detected at the first tick at or after their time, so times
@@ -212,24 +210,3 @@ def test_schedule_follows_the_machine(machine, two_steps, settings):
     assert schedule.phases[0].support[0].side == "right"
     assert schedule.phases[0].swing == two_steps[0]
 
-
-def test_a_landed_foot_is_corrected_to_where_it_was_measured(machine, two_steps, settings):
-    """After an early touch-down the stance foot is where the controller holds it: the closing
-    step of a stop is planned beside that, and a swinging foot cannot be corrected."""
-    machine.set_footsteps(two_steps, 0.0)
-    log = run(machine, 1.25, forces(left_from=1.1))
-    activation = first_activation(log)
-    landed = machine.landed[-1]
-    with pytest.raises(InputError, match="measured"):
-        machine.correct_landing("right", landed)  # the other side's footstep
-    measured = Footstep("left", landed.x - 0.012, landed.y + 0.003, 0.015)
-    version = machine.schedule(1.25)
-    machine.correct_landing("left", measured)
-    assert machine.foot("left") == measured and machine.landed[-1] == measured
-    assert machine.schedule(1.25) is not version  # the pattern generator re-plans on it
-    assert activation.side == "left"
-    # In the right foot's swing the right foot cannot be corrected.
-    run(machine, 1.5, forces(left_from=1.1), start=1.25)
-    assert machine.swing_side == "right"
-    with pytest.raises(InputError, match="on the ground"):
-        machine.correct_landing("right", Footstep("right", 0.0, -0.1, 0.0))

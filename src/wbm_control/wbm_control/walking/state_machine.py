@@ -184,25 +184,6 @@ class WalkingStateMachine:
         self._swing_target = step
         self._version += 1
 
-    def correct_landing(self, side: Side, measured: Footstep) -> None:
-        """Put a foot that is on the ground where it was measured to stand.
-
-        At touch-down the state machine takes the swing reference for where the foot landed;
-        the controller holds the sole where the estimate puts it (the swing's tracking error
-        and an early touch-down's shortfall, about a centimetre). The steps planned from this
-        foot (the closing step of a stop, the next velocity step) are then placed from where it
-        stands, so the feet end side by side in fact, not only in the plan.
-
-        Raises:
-            InputError: The foot is swinging, or the footstep is of the other side.
-        """
-        if measured.side != side or side == self.swing_side:
-            raise InputError("measured", f"the {side} foot's footstep, on the ground", measured)
-        self._feet[side] = measured
-        if self.landed and self.landed[-1].side == side:
-            self.landed[-1] = measured
-        self._version += 1
-
     def foot(self, side: Side) -> Footstep:
         """Where a foot is on the ground (a swinging foot: its lift-off footstep)."""
         return self._feet[side]
