@@ -210,3 +210,22 @@ def test_bad_goals_are_rejected(planner, feet_now):
         planner.plan_to_goal((math.nan, 0.0, 0.0), left=left, right=right)
     with pytest.raises(GoalRejected, match="not reached"):
         planner.plan_to_goal((3.0, 0.0, 0.0), left=left, right=right, max_steps=5)
+
+
+def test_a_stop_takes_no_closing_step_for_a_miss_within_the_side_by_side_tolerance(
+    planner, settings, feet
+):
+    """A foot that landed 8 mm behind and 0.015 rad off its closing step is side by side within
+    the configured 10 mm / 0.02 rad (no step: a step lands no better than the ~1 cm landing
+    accuracy); 12 mm behind is not (one closing step, beside the stance foot exactly). The
+    default (0.1 mm, 1 mrad) steps for both."""
+    left, right = standing_feet()
+    tolerant = FootstepPlanner(
+        settings.replace(side_by_side_tolerance=0.01, side_by_side_yaw_tolerance=0.02), feet
+    )
+    near = left.compose(-0.008, 0.0, 0.015)
+    assert tolerant.plan_from_velocity((0, 0, 0), stance=right, swing_foot=near) == []
+    assert len(planner.plan_from_velocity((0, 0, 0), stance=right, swing_foot=near)) == 1
+    far = left.compose(-0.012, 0.0, 0.0)
+    (step,) = tolerant.plan_from_velocity((0, 0, 0), stance=right, swing_foot=far)
+    np.testing.assert_allclose(step.relative_to(right), (0.0, SPACING, 0.0), atol=1e-12)

@@ -209,3 +209,4 @@ def test_schedule_follows_the_machine(machine, two_steps, settings):
     assert schedule.phases[0].kind == "single_support"
     assert schedule.phases[0].support[0].side == "right"
     assert schedule.phases[0].swing == two_steps[0]
+

@@ -178,3 +178,41 @@ def test_references_carry_swing_feet_contacts_and_the_plan(controller):
     assert last.footsteps and last.footsteps[0].side == "right"
     assert last.com.shape == last.zmp.shape == last.dcm.shape == (3,)
     assert last.com[2] == pytest.approx(controller.settings.com_height)
+
+
+def test_a_stop_closes_beside_where_the_feet_are_held_not_where_they_were_planned(
+    controller, icub_geometry
+):
+    """The controller holds a landed sole where the estimate measured it (an early touch-down
+    lands ~1 cm short of its reference). Standing, with the left foot measured 20 mm behind its
+    footstep and 0.05 rad turned, a stop closes with one left step beside the right foot as it
+    is held; the left foot measured within the side-by-side tolerance (1 cm, 0.02 rad) takes no
+    step; a measurement of the wrong side or not finite is rejected."""
+    tolerant = WalkingController(
+        icub_geometry,
+        controller.settings.replace(side_by_side_tolerance=0.01, side_by_side_yaw_tolerance=0.02),
+    )
+    sm = tolerant.state_machine
+    left, right = sm.foot("left"), sm.foot("right")
+    with pytest.raises(InputError, match="measured"):
+        tolerant.correct_landing("left", right)
+    with pytest.raises(InputError, match="measured"):
+        tolerant.correct_landing("left", Footstep("left", math.nan, 0.0, 0.0))
+    measured_right = right.compose(0.004, 0.0, 0.01)
+    tolerant.correct_landing("right", measured_right)
+    tolerant.correct_landing("left", left.compose(-0.005, 0.0, 0.012))
+    tolerant.stop()
+    sim = IdealLip(tolerant)
+    sim.run(0.1)
+    assert tolerant.state == WalkingState.STANDING and sm.footsteps == ()
+    tolerant.correct_landing("left", left.compose(-0.02, 0.0, 0.05))
+    tolerant.stop()
+    sim.run(0.2)  # (until t = 0.2 s)
+    assert tolerant.state == WalkingState.DOUBLE_SUPPORT
+    (step,) = sm.footsteps
+    assert step.side == "left"
+    np.testing.assert_allclose(
+        step.relative_to(measured_right),
+        (0.0, tolerant.settings.nominal_foot_spacing, 0.0),
+        atol=1e-12,
+    )

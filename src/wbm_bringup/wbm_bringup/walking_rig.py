@@ -19,7 +19,8 @@ ankle F/T sensors); ground truth is read only to judge the run:
   (``zmp_margin_at``: when and in which phase the smallest one was);
 - ``estimate_error``: the largest distance of the estimated base position from the true one [m];
 - ``placement_error``: the largest horizontal distance of a sole from its planned footstep at
-  touch-down [m];
+  touch-down [m], both in the estimator's world (the plan lives there: the sole where the
+  estimate puts it; the estimate's own drift is ``estimate_error``, not counted twice);
 - ``touchdowns``: how each touch-down was detected (``touchdown``/``early_touchdown``: the
   ankle F/T, or for a sole without one its estimated load, near the ground, see
   :mod:`wbm_control.walking.touchdown_estimate`; ``timeout``: never measured; ``clock``: no
@@ -206,9 +207,9 @@ class WalkingRig:
                     m.steps += 1
                     m.touchdowns[command.reason] = m.touchdowns.get(command.reason, 0) + 1
                     planned = command.placement.translation[:2]
+                    landed = self.sole_position(command.sole, estimate.q)[:2]
                     m.placement_error = max(
-                        m.placement_error,
-                        float(np.linalg.norm(self.sole_position(command.sole, q)[:2] - planned)),
+                        m.placement_error, float(np.linalg.norm(landed - planned))
                     )
             if refs.contact_commands:
                 self._last_switch = t

@@ -239,8 +239,11 @@ class WalkingBehaviour:
             if isinstance(command, ReleaseContact):
                 controller.release_contact(command.sole)
             elif isinstance(command, ActivateContact):
-                controller.activate_contact(
-                    command.sole, self._touchdown(controller, estimate, command)
+                held = self._touchdown(controller, estimate, command)
+                controller.activate_contact(command.sole, held)
+                # Steps planned from this foot start where it is held, not where it was planned.
+                self.walking.correct_landing(
+                    command.side, Footstep.from_placement(command.side, held)
                 )
         for side, sample in references.swing.items():
             sole = self.left_sole if side == "left" else self.right_sole

@@ -47,9 +47,11 @@ _NOT_WORTH_A_STEP = (1e-4, 1e-3)
 """A foot this close to its target (position [m], yaw [rad]) does not step there."""
 
 
-def _already_there(step: Footstep, foot: Footstep) -> bool:
+def _already_there(
+    step: Footstep, foot: Footstep, tolerance: tuple[float, float] = _NOT_WORTH_A_STEP
+) -> bool:
     distance, angle = step.distance_to(foot)
-    return distance <= _NOT_WORTH_A_STEP[0] and angle <= _NOT_WORTH_A_STEP[1]
+    return distance <= tolerance[0] and angle <= tolerance[1]
 
 
 def _clip(value: float, low: float, high: float) -> float:
@@ -165,15 +167,24 @@ class FootstepPlanner:
     def closing_steps(self, *, stance: Footstep, swing_foot: Footstep) -> list[Footstep]:
         """Steps that bring the feet side by side (usually one; none if they already are).
 
+        Feet within ``side_by_side_tolerance`` and ``side_by_side_yaw_tolerance`` of side by
+        side are: a foot that landed a few millimetres off its closing step (an early
+        touch-down, the swing's tracking error) is not stepped again for it (each extra step
+        is a single support more at the end of a walk, and lands no better).
+
         Args:
             stance: The foot that stays first.
             swing_foot: The other foot, where it is now.
         """
         steps: list[Footstep] = []
         current, other = stance, swing_foot
+        tolerance = (
+            max(self.settings.side_by_side_tolerance, _NOT_WORTH_A_STEP[0]),
+            max(self.settings.side_by_side_yaw_tolerance, _NOT_WORTH_A_STEP[1]),
+        )
         for _ in range(4):
             target = self._step(current, 0.0, 0.0, 0.0)
-            if _already_there(target, other):
+            if _already_there(target, other, tolerance):
                 break
             steps.append(target)
             current, other = target, current

@@ -71,6 +71,9 @@ class WalkingSettings(Settings):
             while the other foot carries at least this [N].
         min_touchdown_phase: Fraction of the swing after which a touch-down is accepted (early
             touch-down); contacts before are taken for lift-off transients [-], in (0, 1].
+        side_by_side_tolerance: On a stop, feet this close (sole frames, horizontally) to side
+            by side need no closing step [m].
+        side_by_side_yaw_tolerance: Same for the yaw between the feet [rad].
         max_touchdown_delay: Longest extension of a swing waiting for a late touch-down [s].
         late_touchdown_depth: How far below the planned touch-down the foot is lowered during
             that extension [m].
@@ -227,6 +230,17 @@ class WalkingSettings(Settings):
             "contacts before are taken for lift-off transients [-], in (0, 1]"
         ),
     )
+    side_by_side_tolerance: float = setting(
+        1e-4,
+        doc=(
+            "On a stop, feet this close (sole frames, horizontally) to side by side need no "
+            "closing step (about the landing accuracy: a smaller miss is not fixed by a step)"
+        ),
+        unit="m",
+    )
+    side_by_side_yaw_tolerance: float = setting(
+        1e-3, doc="Same for the yaw between the feet", unit="rad"
+    )
     max_touchdown_delay: float = setting(
         0.1, doc="Longest extension of a swing waiting for a late touch-down", unit="s"
     )
@@ -323,6 +337,8 @@ class WalkingSettings(Settings):
             "step_adjustment_gain",
             "step_adjustment_dead_band",
             "step_adjustment_freeze",
+            "side_by_side_tolerance",
+            "side_by_side_yaw_tolerance",
         ):
             self._require(key, getattr(self, key) >= 0.0, "a number >= 0")
         self._require("max_step_yaw", self.max_step_yaw < 0.5 * math.pi, "an angle < pi/2 [rad]")
