@@ -56,10 +56,11 @@ class Process:
     def output(self) -> str:
         return "".join(self.lines)
 
-    def wait_for_output(self, pattern: str, timeout: float) -> re.Match:
+    def wait_for_output(self, pattern: str, timeout: float, start: int = 0) -> re.Match:
+        """The first match of ``pattern`` in the output from character ``start`` on."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            match = re.search(pattern, self.output)
+            match = re.search(pattern, self.output[start:])
             if match:
                 return match
             time.sleep(0.05)

@@ -55,8 +55,11 @@ def test_simulation_bringup_keeps_icub_up_in_lockstep(robot_side):
         assert_clean_stop(launch)
 
 
-def robot_side_process(node_name: str, pacing: str) -> Process:
-    """The simulator started on its own, under another node name (standing in for a driver)."""
+def robot_side_process(node_name: str, pacing: str, *parameters: str) -> Process:
+    """The simulator started on its own, under another node name (standing in for a driver).
+
+    ``parameters``: more ``name:=value`` parameter overrides.
+    """
     return Process(
         [
             sys.executable,
@@ -71,6 +74,7 @@ def robot_side_process(node_name: str, pacing: str) -> Process:
             f"pacing:={pacing}",
             "-p",
             "control_rate:=500.0",
+            *(item for parameter in parameters for item in ("-p", parameter)),
         ]
     )
 
@@ -107,8 +111,12 @@ def test_robot_bringup_against_a_separate_robot_side_then_losing_it():
 def test_killing_the_controller_ends_its_launch_and_the_robot_side_holds_the_posture():
     # The robot side runs on its own (as a driver would): the launch of the controller ends when
     # the controller dies (on_exit: shutdown), the robot side's watchdog goes back to the
-    # posture hold (command_timeout_action: hold_posture, the config's).
-    driver = robot_side_process("robot_interface", "realtime")
+    # posture hold (command_timeout_action: hold_posture, the config's). command_timeout 0.5 s
+    # instead of the config's 20 ms: with the other test worker loading the machine, a realtime
+    # controller's answers come 15-250 ms after their sample, and the robot side drops every
+    # command older than command_timeout; its watchdog, never armed, would then have nothing
+    # to time out from (a CI run saw exactly that), and the kill would prove nothing.
+    driver = robot_side_process("robot_interface", "realtime", "command_timeout:=0.5")
     launch = wbm_launch("robot.launch.yaml", "use_sim_time:=true", "trigger:=inputs")
     probe = Probe()
     commands = []
@@ -117,8 +125,11 @@ def test_killing_the_controller_ends_its_launch_and_the_robot_side_holds_the_pos
         probe.spin_until(lambda: len(commands) >= 1, 60.0, "a command", launch)
         launch.wait_for_output(r"started state_publisher \[pid \d+\]", 10)
         pids = launch.child_pids()
+        killed_at = len(driver.output)
         subprocess.run(["kill", "-KILL", str(pids["controller"])], check=True)
-        driver.wait_for_output(r"holding the initial posture until commands resume", 30)
+        driver.wait_for_output(
+            r"holding the initial posture until commands resume", 30, start=killed_at
+        )
         before = probe.sim_time
         probe.spin_until(lambda: probe.sim_time > before + 0.5, 30.0, "sim time going on", driver)
         assert alive(driver.popen.pid)
