@@ -127,9 +127,16 @@ def test_killing_the_controller_ends_its_launch_and_the_robot_side_holds_the_pos
         pids = launch.child_pids()
         killed_at = len(driver.output)
         subprocess.run(["kill", "-KILL", str(pids["controller"])], check=True)
-        driver.wait_for_output(
-            r"holding the initial posture until commands resume", 30, start=killed_at
-        )
+        try:
+            driver.wait_for_output(
+                r"holding the initial posture until commands resume", 30, start=killed_at
+            )
+        except AssertionError as error:  # what the launch said, and whether the kill took
+            raise AssertionError(
+                f"{error}\ncontroller pid {pids['controller']} alive: "
+                f"{alive(pids['controller'])}; {len(commands)} commands heard by the probe;"
+                f" launch output:\n{launch.output[-3000:]}"
+            ) from None
         before = probe.sim_time
         probe.spin_until(lambda: probe.sim_time > before + 0.5, 30.0, "sim time going on", driver)
         assert alive(driver.popen.pid)
