@@ -17,7 +17,7 @@ from wbm_description.whole_body_model import WholeBodyModel
 from wbm_dynamics.backends.simulator_backend import SimulatorBackend
 from wbm_dynamics.held_command import CommandUpdate
 from wbm_dynamics.interface_settings import RobotInterfaceSettings
-from wbm_dynamics.pacing import LATE, OUT_OF_ORDER, PacingLoop
+from wbm_dynamics.pacing import FROM_THE_FUTURE, LATE, OUT_OF_ORDER, PacingLoop
 from wbm_dynamics.settings import SimulatorSettings
 
 CHUNK = 0.002  # one publication at 500 Hz [s]
@@ -71,9 +71,19 @@ def test_after_the_timeout_the_joints_hold_the_posture_and_late_commands_are_dro
     assert loop.command(CommandUpdate(every, effort=2 * effort), stamp=0.0) is None
     np.testing.assert_array_equal(servos.effort, 2 * effort)
     assert ("info", "joint_commands resumed") in logs
-    # A reset forgets the stamps: time 0 again accepts a command stamped near 0.
+    # A reset forgets the stamps: time 0 again accepts a command stamped near 0. A command
+    # computed before the reset and still in transit answers a sample after the new robot time,
+    # one the robot never published since: dropped, the reset's posture hold stays (the soak's
+    # falls right after a reset came from such commands, taken as answering time 0).
+    before_reset = backend.time
     loop.reset()
+    assert backend.time == 0.0
+    assert loop.command(CommandUpdate(every, effort=3 * effort), stamp=before_reset) == (
+        FROM_THE_FUTURE
+    )
+    np.testing.assert_array_equal(servos.effort, posture.effort)
     assert loop.command(CommandUpdate(every, effort=effort), stamp=0.0) is None
+    np.testing.assert_array_equal(servos.effort, effort)
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,9 @@
 - late commands: a command names the robot time of the sample it answers (its stamp). The
   watchdog counts from that stamp, not from the arrival, so a controller that answers ever older
   samples trips it; a command older than the one held (out of order) or already
-  ``command_timeout`` old on arrival is dropped (:meth:`PacingLoop.command` says why). A stamp
+  ``command_timeout`` old on arrival is dropped (:meth:`PacingLoop.command` says why), and so is
+  one stamped after the robot time (computed before a reset and still in transit: taking it as
+  answering the new time 0 applied a fallen robot's torques to the reset one). A stamp
   of 0 means unstamped: the command counts as answering the current time;
 - ``hold_posture_at_start``: at start and after a reset, the backend holds
   :meth:`~wbm_dynamics.backends.backend.RobotBackend.hold_posture_command` until a command comes.
@@ -59,6 +61,14 @@ LATE = "late"
 
 OUT_OF_ORDER = "out of order"
 """Why :meth:`PacingLoop.command` dropped a command: it answers an older sample than the held."""
+
+FROM_THE_FUTURE = "from the future"
+"""Why :meth:`PacingLoop.command` dropped a command: it answers a sample later than the robot
+time, one the robot has not published: in practice one computed before a ``reset`` (robot time
+went back to 0) and still in transit."""
+
+FUTURE_TOLERANCE = 1e-6
+"""A stamp at most this far after the robot time is taken as the robot time (rounding) [s]."""
 
 BOOTSTRAP_PERIOD = 0.5
 """Lockstep: the state is republished this often until a first command [s of wall time]."""
@@ -295,7 +305,8 @@ class PacingLoop:
 
         Returns:
             None when held (or None given), else why it was dropped: :data:`LATE` (its stamp is
-            more than ``command_timeout`` before the robot time) or :data:`OUT_OF_ORDER`.
+            more than ``command_timeout`` before the robot time), :data:`OUT_OF_ORDER` or
+            :data:`FROM_THE_FUTURE` (its stamp is after the robot time: sent before a reset).
         """
         outputs = None
         dropped = None
@@ -305,7 +316,9 @@ class PacingLoop:
                 now = self.backend.time
                 answers = now if not stamp else min(float(stamp), now)
                 timeout = self.settings.command_timeout
-                if answers < self._held_stamp:
+                if stamp and float(stamp) > now + FUTURE_TOLERANCE:
+                    dropped = FROM_THE_FUTURE
+                elif answers < self._held_stamp:
                     dropped = OUT_OF_ORDER
                 elif timeout > 0.0 and now - answers > timeout:
                     dropped = LATE
@@ -427,6 +440,7 @@ class PacingLoop:
 
 __all__ = [
     "BOOTSTRAP_PERIOD",
+    "FROM_THE_FUTURE",
     "LATE",
     "OUT_OF_ORDER",
     "MonotonicClock",

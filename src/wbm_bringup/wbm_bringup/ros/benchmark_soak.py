@@ -102,7 +102,7 @@ class SoakProbe:
         self.orientation = orientation.rotation.copy()
         self.target_every = target_every
         self.context = rclpy.Context()
-        rclpy.init(context=self.context)
+        rclpy.init(args=[], context=self.context)  # not the benchmark's own arguments
         self.node = rclpy.create_node("soak_probe", context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
@@ -297,9 +297,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fall-drop", type=float, default=0.15, help="a fall: base down [m]")
     parser.add_argument("--log", type=Path, default=None, help="file for the launch's output")
     parser.add_argument("--launch-file", type=Path, default=None)
+    parser.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        metavar="NAME:=VALUE",
+        help="another launch argument (repeatable), e.g. config_directory:=/tmp/icub",
+    )
     args = parser.parse_args(argv)
     if args.minutes < 1:
         parser.error("--minutes: at least 1")
+    launch_arguments = {"pacing": args.pacing, "robot_side": args.robot_side}
+    for item in args.arg:
+        name, separator, value = item.partition(":=")
+        if not separator or not name:
+            parser.error(f"--arg {item!r}: expected NAME:=VALUE")
+        launch_arguments[name] = value
     launch = args.launch_file or launch_file("sim.launch.yaml")
     settings = ControllerSettings.from_yaml(config_directory("icub") / "controller.yaml")
     model = WholeBodyModel.from_config(load_robot(settings.robot))
@@ -313,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         settle=args.settle,
     )
     print(f"machine reference: pin.aba on {model.config.name} {aba_reference(model) * 1e6:.1f} us")
-    plan = plan_launch(launch, {"pacing": args.pacing, "robot_side": args.robot_side})
+    plan = plan_launch(launch, launch_arguments)
     log = LaunchLog(args.log)
     runner = LaunchRunner(plan.processes, stream=log)
     probe = SoakProbe(

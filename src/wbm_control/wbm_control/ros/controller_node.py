@@ -160,6 +160,7 @@ class ControllerNode(WbmNode):
             self.model.joint_names,
         )
         self._last_guard_report = -float("inf")
+        self._guard_pending: str | None = None  # the reason of a rejection not yet reported
         self.base_frame = robot.base_link
         self._steps = 0
         self._joint_states = JointStateReader(self.model.joint_indices, self.model.ndof)
@@ -285,8 +286,19 @@ class ControllerNode(WbmNode):
             self._control_step(stamp)
 
     def _report_joint_states(self, screening: Screening, wall_time: float) -> None:
-        """Log (throttled) and report in diagnostics a rejected joint state sample."""
+        """Log (throttled) and report in diagnostics a rejected joint state sample.
+
+        Reports go out at most every :data:`GUARD_REPORT_PERIOD`; a rejection within it is
+        reported (with the counts then) by the first control step after the period.
+        """
         self.throttled.warning(f"joint_states:{screening.kind}", screening.reason)
+        self._guard_pending = screening.reason
+        self._flush_guard_report(wall_time)
+
+    def _flush_guard_report(self, wall_time: float) -> None:
+        """Publish the pending joint_states report if the period since the last one is over."""
+        if self._guard_pending is None:
+            return
         if wall_time - self._last_guard_report < GUARD_REPORT_PERIOD:
             return
         self._last_guard_report = wall_time
@@ -295,11 +307,12 @@ class ControllerNode(WbmNode):
             diagnostics_array(
                 "wbm_controller/joint_states",
                 DiagnosticStatus.WARN,
-                screening.reason,
+                self._guard_pending,
                 counts,
                 self._now(),
             )
         )
+        self._guard_pending = None
 
     def _restart(self, screening: Screening) -> None:
         """The robot's time restarted (or its publisher changed): start again from its state."""
@@ -503,6 +516,7 @@ class ControllerNode(WbmNode):
 
     def _publish_diagnostics(self, now: float) -> None:
         self._steps += 1
+        self._flush_guard_report(time.monotonic())
         walking = self.walking.walking
         if self._steps % self._diagnostics_every == 0:
             message = diagnostics_message(self.controller.status, now)
