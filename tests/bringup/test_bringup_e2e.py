@@ -34,6 +34,19 @@ def assert_stood(probe: Probe, process: Process) -> float:
     return drop
 
 
+def assert_no_safe_mode(output: str) -> None:
+    """No safe hold, except the controller's wall-clock watchdog on a starved machine.
+
+    In lockstep the robot side answers each command at once; a safe hold for "no joint_states
+    for 0.5 s (wall clock)" means the machine did not run the loop's processes for that long
+    (seen once in 5 runs at load 10-12: 0.5 s of sim time took 6 s of wall time), which the hold
+    is right to answer. Any other reason (a failed step, a QP, stale sensors in sim time) fails.
+    """
+    holds = re.findall(r"safe mode \(.*?\): (.*)", output)
+    other = [reason for reason in holds if "(wall clock)" not in reason]
+    assert not other, output[-3000:]
+
+
 def assert_no_traceback(output: str) -> None:
     match = TRACEBACK.search(output)
     assert match is None, f"{match.group(0)!r} in the output:\n{output[-5000:]}"
@@ -74,7 +87,7 @@ def test_the_demo_launch_stands_moves_the_hand_takes_the_push_and_ends_cleanly()
     left = {label: pid for label, pid in pids.items() if alive(pid)}
     assert left == {}, f"processes left behind after the demo's end: {left}"
     assert_stood(probe, launch)
-    assert "safe mode" not in launch.output, launch.output[-3000:]
+    assert_no_safe_mode(launch.output)
     assert_no_traceback(launch.output)
 
 
@@ -85,7 +98,7 @@ def test_simulation_bringup_keeps_icub_up_in_lockstep(robot_side):
     try:
         probe.spin_until(lambda: probe.sim_time >= SIM_SECONDS, WALL_TIMEOUT, "10 s", launch)
         assert_stood(probe, launch)
-        assert "safe mode" not in launch.output, launch.output[-3000:]
+        assert_no_safe_mode(launch.output)
     finally:
         probe.close()
         assert_clean_stop(launch)
