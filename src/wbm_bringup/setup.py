@@ -41,6 +41,7 @@ setup(
             "wbm_benchmark_bringup = wbm_bringup.ros.benchmark_bringup:main",
             "wbm_benchmark_push = wbm_bringup.benchmarks.push:main",
             "wbm_benchmark_soak = wbm_bringup.ros.benchmark_soak:main",
+            "wbm_benchmark_loop_latency = wbm_bringup.benchmarks.loop_latency:main",
             "wbm_benchmark_launches = wbm_bringup.ros.benchmark_launches:main",
             "wbm_benchmark_walking = wbm_bringup.benchmarks.walking:main",
         ]

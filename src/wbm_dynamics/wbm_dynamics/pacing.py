@@ -336,6 +336,11 @@ class PacingLoop:
             self._publish(outputs)
         return dropped
 
+    @property
+    def trips(self) -> int:
+        """Watchdog trips since start or the last reset."""
+        return self._trips
+
     def push(self, frame: str, wrench: np.ndarray) -> None:
         """Push ``frame`` for the settings' ``push_duration``.
 
