@@ -347,3 +347,39 @@ def test_a_real_robot_is_paced_by_itself(icub):
                 UnreachedHardware(icub), settings, publish=print, log=print, source="params.yaml"
             )
         assert error.value.key == "pacing" and error.value.path == "params.yaml"
+
+
+def test_a_lasting_trip_is_logged_even_when_the_throttle_held_its_log_back(panda):
+    """The trip log is throttled (one per BEHIND_LOG_PERIOD of wall time), but a trip that lasts
+    is said once the period is over: a controller killed right after a late one (whose trip was
+    logged) left the robot side holding the posture without a word (the killed-controller
+    bringup test's failure in the suite)."""
+    clock = FakeClock()
+    loop, backend, recorder = make_loop(
+        panda, clock=clock, pacing="as_fast_as_possible", command_timeout=0.01
+    )
+    loop.start(thread=False)
+    gravity = panda.gravity_forces(panda.initial_configuration())
+
+    def trip_logs() -> list[str]:
+        return [t for t in recorder.lines("warning") if "holding the initial posture" in t]
+
+    loop.command(all_joints(panda, effort=gravity), stamp=backend.time)
+    for _ in range(10):  # 20 ms: a first trip, logged
+        loop.run_once()
+    assert len(trip_logs()) == 1 and loop.trips == 1
+    loop.command(all_joints(panda, effort=gravity), stamp=backend.time)  # a late one resumes
+    assert recorder.lines("info") == ["joint_commands resumed"]
+    clock.wall += 2.0  # then nothing more (the controller is gone)
+    for _ in range(10):
+        loop.run_once()
+    assert loop.trips == 2 and len(trip_logs()) == 1  # held back: 2 s after the last log
+    loop.run_once()
+    assert len(trip_logs()) == 1  # still within the period: nothing more
+    clock.wall += BEHIND_LOG_PERIOD  # the period is over and the trip still lasts
+    loop.run_once()
+    assert len(trip_logs()) == 2 and "2 time(s)" in trip_logs()[-1]
+    clock.wall += 2 * BEHIND_LOG_PERIOD
+    for _ in range(5):
+        loop.run_once()
+    assert len(trip_logs()) == 2  # said once per trip

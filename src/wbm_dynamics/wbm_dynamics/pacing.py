@@ -199,6 +199,8 @@ class PacingLoop:
         self._trips = 0
         """Watchdog trips since start or the last reset."""
         self._trip_logged = False
+        """Whether the current trip was logged (then its end is logged too)."""
+        self._trip_mode = ""
         self._last_trip_log = -math.inf
         self._resync = True
         self._anchor_wall = self._anchor_time = 0.0
@@ -257,6 +259,8 @@ class PacingLoop:
         with self._lock:
             if self._watchdog.check(self.backend.time):
                 self._command_timed_out()
+            elif self._watchdog.tripped and not self._trip_logged:
+                self._log_trip()  # a trip whose log the throttle held back, still lasting
             started = time.monotonic()
             if not self._advance(self.publish_steps * self.period):
                 return
@@ -410,16 +414,27 @@ class PacingLoop:
             self.backend.write(damping_command(self._ndof))
             mode = "joints in damping mode"
         self._trips += 1
+        self._trip_mode = mode
+        self._trip_logged = False
+        self._log_trip()
+
+    def _log_trip(self) -> None:
+        """Log the watchdog's trip, at most every :data:`BEHIND_LOG_PERIOD` of wall time.
+
+        A trip the throttle holds back is logged once the period is over if it still lasts (the
+        controller is gone, not just late): a lasting posture hold is always said.
+        """
         now = self.clock.now()
-        self._trip_logged = now - self._last_trip_log >= BEHIND_LOG_PERIOD
-        if self._trip_logged:
-            self._last_trip_log = now
-            self._log(
-                "warning",
-                f"no joint_commands for {self.settings.command_timeout:g} s: "
-                f"{mode} until commands resume ({self._trips} time(s) since start or reset; "
-                f"logged at most every {BEHIND_LOG_PERIOD:g} s)",
-            )
+        if now - self._last_trip_log < BEHIND_LOG_PERIOD:
+            return
+        self._trip_logged = True
+        self._last_trip_log = now
+        self._log(
+            "warning",
+            f"no joint_commands for {self.settings.command_timeout:g} s: "
+            f"{self._trip_mode} until commands resume ({self._trips} time(s) since start or "
+            f"reset; logged at most every {BEHIND_LOG_PERIOD:g} s)",
+        )
 
     def _advance(self, duration: float) -> bool:
         """Advance the backend; False when it diverged or failed (then stopped until reset)."""
