@@ -256,7 +256,7 @@ class ControllerNode(WbmNode):
     # ------------------------------------------------------------------ robot inputs
 
     def _now(self) -> float:
-        return self.get_clock().now().nanoseconds * 1e-9
+        return self.now_nanoseconds() * 1e-9
 
     def _on_joint_states(self, message: JointState, info: MessageInfo) -> None:
         arrived = time.monotonic()
