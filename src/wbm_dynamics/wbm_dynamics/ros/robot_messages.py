@@ -12,6 +12,7 @@ from geometry_msgs.msg import WrenchStamped
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState
 
+from wbm_description.exceptions import InputError
 from wbm_description.robot_io import ImuReading, RobotReadings
 from wbm_description.ros.cdr_writer import FixedMessageWriter, JointStateWriter
 from wbm_description.ros.messages import (
@@ -20,7 +21,11 @@ from wbm_description.ros.messages import (
     wrench_message,
 )
 from wbm_dynamics.backends.backend import BaseState
-from wbm_dynamics.held_command import CommandUpdate, check_effort_limits
+from wbm_dynamics.held_command import (
+    EFFORT_LIMIT_TOLERANCE,
+    CommandUpdate,
+    check_effort_limits,
+)
 
 
 def clock_message(seconds: float) -> Clock:
@@ -97,6 +102,69 @@ def command_update(
             names[index] = name
         check_effort_limits(update, torque_limits, names)
     return update
+
+
+class CommandReader:
+    """:func:`command_update` with the name check done once per list of names.
+
+    A controller sends the same names in the same order in every command: when a message's
+    names are those of the last valid one (the same list, as the views of
+    :mod:`wbm_description.ros.cdr` hand them over, or an equal one), only the values are
+    checked (lengths, finite, torque limits); any other list of names gets the full check.
+    Same updates and errors as the function.
+
+    Args:
+        joint_index: Joint name to its index (model order).
+        torque_limits: Torque limit per joint [N m] in that order; None: not checked.
+    """
+
+    def __init__(self, joint_index: dict[str, int], torque_limits: np.ndarray | None = None):
+        self._joint_index = joint_index
+        self._torque_limits = torque_limits
+        self._names: list[str] | None = None
+        self._indices = np.zeros(0, dtype=int)
+        self._thresholds = np.zeros(0)
+        self._names_in_order = [""] * len(joint_index)
+        for name, index in joint_index.items():
+            self._names_in_order[index] = name
+
+    def __call__(self, message: JointState) -> CommandUpdate:
+        """The command the message gives (see :func:`command_update`).
+
+        Raises:
+            InputError: As :func:`command_update`.
+        """
+        names = message.name
+        if self._names is None or (names is not self._names and names != self._names):
+            update = command_update(message, self._joint_index, self._torque_limits)
+            self._names = names
+            self._indices = update.indices
+            if self._torque_limits is not None:
+                limits = np.asarray(self._torque_limits, dtype=float)[update.indices]
+                limited = np.isfinite(limits) & (limits > 0.0)
+                self._thresholds = np.where(
+                    limited, limits * (1.0 + EFFORT_LIMIT_TOLERANCE), np.inf
+                )
+            return update
+        n = len(self._indices)
+        arrays = []
+        for field in ("position", "velocity", "effort"):
+            values = getattr(message, field)
+            if len(values) == 0:
+                arrays.append(None)
+                continue
+            if len(values) != n:
+                raise InputError(field, f"{n} values (one per name) or none", len(values))
+            values = np.asarray(values, dtype=float)
+            if not np.isfinite(values).all():
+                raise InputError(field, "finite values (no NaN or inf)")
+            arrays.append(values)
+        update = CommandUpdate(self._indices, *arrays)
+        effort = update.effort
+        if self._torque_limits is not None and effort is not None:
+            if (np.abs(effort) > self._thresholds).any():
+                check_effort_limits(update, self._torque_limits, self._names_in_order)
+        return update
 
 
 class RobotMessages:
