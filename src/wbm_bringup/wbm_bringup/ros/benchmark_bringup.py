@@ -46,6 +46,7 @@ from pathlib import Path
 
 import numpy as np
 import rclpy
+from rclpy.exceptions import InvalidHandle
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -144,7 +145,8 @@ def measure(
     executor.add_node(node)
 
     def spin() -> None:
-        with contextlib.suppress(ExternalShutdownException):
+        # InvalidHandle: the executor shut down (below) while it was between two callbacks.
+        with contextlib.suppress(ExternalShutdownException, InvalidHandle):
             executor.spin()
 
     spinner = threading.Thread(target=spin, daemon=True)
