@@ -261,6 +261,9 @@ def test_bad_parameter_stops_the_node_naming_the_key(ros_env):
 def test_joint_state_reader_and_command_message_equal_the_converters():
     # The node's cached reader and preallocated command against the one-shot converters: same
     # arrays (exact) for any order of names, same errors for bad messages.
+    from rclpy.serialization import deserialize_message
+    from sensor_msgs.msg import JointState
+
     from wbm_control.ros.messages import (
         CommandMessage,
         JointStateReader,
@@ -294,6 +297,9 @@ def test_joint_state_reader_and_command_message_equal_the_converters():
         JointCommand(position=None, velocity=None, effort=rng.normal(size=3)),
     ):
         stamp_ns = int(rng.integers(0, 10**12))
-        assert filler.fill(command, stamp_ns) == command_message(
+        # The serialized message, read back by rclpy, is the converter's message.
+        assert deserialize_message(filler.fill(command, stamp_ns), JointState) == command_message(
             ["a", "b", "c"], command, stamp_ns * 1e-9
         )
+    with pytest.raises(InputError):
+        filler.fill(JointCommand(position=None, velocity=None, effort=np.zeros(2)), 0)

@@ -15,8 +15,10 @@ import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
 
+from wbm_description.ros.cdr import MessageView
 from wbm_description.ros.input_thread import InputThread
 
 SAMPLES = 200
@@ -133,3 +135,47 @@ def test_a_failing_input_callback_ends_the_spin_with_its_error(context):
     finally:
         inputs.stop()
         executor.shutdown(timeout_sec=2.0)
+
+
+def test_serialized_inputs_are_views_and_undecodable_bytes_are_dropped(context):
+    # A JointState subscription of the thread is taken serialized: the callback gets the view
+    # of wbm_description.ros.cdr, the published values exactly. Bytes that neither that reader
+    # nor rclpy can read (published raw: truncated, another encapsulation) are dropped with a
+    # log, and the next message is taken as usual: the node goes on.
+    publisher_node = rclpy.create_node("input_thread_publisher", context=context)
+    node = rclpy.create_node("input_thread_node", context=context)
+    inputs = InputThread(node)
+    qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+    received = []
+    done = threading.Event()
+
+    def on_sample(message) -> None:
+        received.append(message)
+        if len(received) == 2:
+            done.set()
+
+    inputs.subscribe(JointState, "samples", on_sample, qos)
+    publisher = publisher_node.create_publisher(JointState, "samples", qos)
+    inputs.start()
+    try:
+        deadline = time.monotonic() + WAIT
+        while publisher.get_subscription_count() == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        good = JointState()
+        good.header.stamp.sec, good.header.frame_id = 3, "f"
+        good.name, good.position = ["a", "b"], [0.25, -1e-9]
+        publisher.publish(good)
+        data = serialize_message(good)
+        publisher.publish(data[:20])  # truncated within the names
+        publisher.publish(b"\x00\x07\x00\x00" + data[4:20])  # unknown encapsulation, short
+        good.header.stamp.sec = 4
+        publisher.publish(good)
+        assert done.wait(WAIT), f"{len(received)} of 2 samples arrived"
+        time.sleep(0.2)
+        assert inputs.running
+    finally:
+        inputs.stop()
+    assert [m.header.stamp.sec for m in received] == [3, 4]
+    assert all(isinstance(m, MessageView) for m in received)
+    assert all(m.name == ["a", "b"] and m.header.frame_id == "f" for m in received)
+    assert all(m.position.tolist() == [0.25, -1e-9] and len(m.effort) == 0 for m in received)

@@ -267,8 +267,12 @@ def test_watchdog_puts_the_joints_in_damping_mode_and_commands_resume(tmp_path, 
 
 
 def test_preallocated_messages_equal_the_converters_message_by_message():
-    # RobotMessages fills the same messages in place, publication after publication; the
-    # reference is the one-shot converters, field by field (message equality, exact doubles).
+    # RobotMessages writes the serialized messages, publication after publication; the
+    # reference is the one-shot converters: rclpy's deserialization of the bytes equals their
+    # message field by field (message equality, exact doubles). (Not a byte comparison with
+    # rclpy's serialization: its alignment padding bytes are not zeroed.)
+    from rclpy.serialization import deserialize_message
+
     from wbm_description.robot_io import ImuReading, RobotReadings
     from wbm_description.ros.messages import odometry_message
     from wbm_dynamics.backends.backend import BaseState
@@ -305,25 +309,85 @@ def test_preallocated_messages_equal_the_converters_message_by_message():
         base = BaseState(np.r_[rng.normal(size=3), quaternion], rng.normal(size=6))
         t = readings.time
         messages.fill(t, readings, base)
-        assert messages.clock == clock_message(t)
-        assert messages.joint_state == joint_state_message(
-            names, readings.joint_positions, readings.joint_velocities, efforts, stamp_seconds=t
+
+        def same(data: bytes, message) -> bool:
+            return deserialize_message(data, type(message)) == message
+
+        assert same(messages.clock, clock_message(t))
+        assert same(
+            messages.joint_state,
+            joint_state_message(
+                names,
+                readings.joint_positions,
+                readings.joint_velocities,
+                efforts,
+                stamp_seconds=t,
+            ),
         )
-        assert messages.imu == imu_message(
+        assert same(messages.imu, imu_message(
             imu,
             frame="imu",
             stamp_seconds=t,
             orientation_variance=1e-4,
             angular_velocity_variance=2e-4,
             linear_acceleration_variance=3e-4,
+        ))  # fmt: skip
+        assert same(
+            messages.wrenches["left"],
+            wrench_stamped_message(readings.wrenches["left"], frame="l_sole_ft", stamp_seconds=t),
         )
-        assert messages.wrenches["left"] == wrench_stamped_message(
-            readings.wrenches["left"], frame="l_sole_ft", stamp_seconds=t
+        assert same(
+            messages.odometry,
+            odometry_message(
+                base.configuration,
+                base.velocity,
+                world_frame="world",
+                base_frame="root_link",
+                stamp_seconds=t,
+            ),
         )
-        assert messages.odometry == odometry_message(
-            base.configuration,
-            base.velocity,
-            world_frame="world",
-            base_frame="root_link",
-            stamp_seconds=t,
-        )
+
+
+def test_command_reader_equals_command_update_message_by_message():
+    # The node's cached reader of joint_commands against the one-shot function, over a stream
+    # of messages (rclpy messages and the cdr views the node gets): the same update (exact
+    # arrays) or the same error, whatever the names did in between.
+    from rclpy.serialization import serialize_message
+
+    from wbm_description.exceptions import InputError
+    from wbm_description.ros import cdr
+    from wbm_dynamics.ros.robot_messages import CommandReader, command_update
+
+    index = {"a": 0, "b": 1, "c": 2}
+    limits = np.array([10.0, np.inf, 5.0])
+    reader = CommandReader(index, limits)
+    view = cdr.decoder(JointState)
+    rng = np.random.default_rng(7)
+    mismatch = command_message(["c", "a"])
+    mismatch.position = [0.0, 1.0, 2.0]
+    stream = [
+        command_message(["a", "b", "c"], effort=rng.normal(size=3)),
+        command_message(["a", "b", "c"], position=rng.normal(size=3), velocity=np.zeros(3)),
+        command_message(["a", "b", "c"], effort=[0.0, 1e9, 5.0 * (1 + 1e-7)]),  # c over
+        command_message(["a", "b", "c"], effort=[0.0, 1e9, 4.9]),  # b unlimited
+        command_message(["c", "a"], effort=[-4.0, 9.0]),  # a subset, another order
+        command_message(["c", "a"], effort=[-6.0, 9.0]),  # c over
+        command_message(["c", "a"], position=[0.0, float("nan")]),
+        mismatch,  # three positions for two names
+        command_message(["c", "x"], position=[0.0, 1.0]),  # unknown joint
+        command_message(["c", "a"], velocity=[0.5, -0.5]),
+    ]
+    for message in stream:
+        for received in (message, view(serialize_message(message))):
+            try:
+                expected = command_update(message, index, limits)
+            except InputError as error:
+                with pytest.raises(InputError) as raised:
+                    reader(received)
+                assert str(raised.value) == str(error)
+                continue
+            got = reader(received)
+            assert np.array_equal(got.indices, expected.indices)
+            for field in ("position", "velocity", "effort"):
+                a, b = getattr(got, field), getattr(expected, field)
+                assert (a is None and b is None) or np.array_equal(a, b), field

@@ -46,6 +46,7 @@ from pathlib import Path
 
 import numpy as np
 import rclpy
+from rclpy.exceptions import InvalidHandle
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -144,7 +145,8 @@ def measure(
     executor.add_node(node)
 
     def spin() -> None:
-        with contextlib.suppress(ExternalShutdownException):
+        # InvalidHandle: the executor shut down (below) while it was between two callbacks.
+        with contextlib.suppress(ExternalShutdownException, InvalidHandle):
             executor.spin()
 
     spinner = threading.Thread(target=spin, daemon=True)
@@ -279,10 +281,22 @@ def transport_costs(repeats: int = 7, calls: int = 300) -> list[tuple[str, float
 
     Returns (label, median [s], spread max - min [s]) per row, measured in this process. The
     rows: the robot contract's messages of one sample (clock, joint_states, imu, two ft,
-    ground truth odometry), the controller's joint_states parse, its command message, and the
-    state publisher's TF of one joint_states (kinematics and message), which
+    ground truth odometry) built and serialized (converters, then rclpy's serialization, as a
+    publication of messages) or written serialized (``RobotMessages``); the take of each
+    received message, rclpy's deserialization into a message beside the
+    :mod:`~wbm_description.ros.cdr` view; the controller's joint_states parse, its command
+    message, and the state publisher's TF of one joint_states (kinematics and message), which
     ``publish_frequency`` now pays at 50 Hz instead of at every sample.
     """
+    from functools import partial
+
+    from geometry_msgs.msg import WrenchStamped
+    from nav_msgs.msg import Odometry
+    from rclpy.serialization import deserialize_message as deserialize
+    from rclpy.serialization import serialize_message
+    from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import Imu
+
     from wbm_control.ros.messages import (
         CommandMessage,
         JointStateReader,
@@ -291,6 +305,7 @@ def transport_costs(repeats: int = 7, calls: int = 300) -> list[tuple[str, float
     )
     from wbm_description.registry import load_robot
     from wbm_description.robot_io import ImuReading, JointCommand, RobotReadings
+    from wbm_description.ros import cdr
     from wbm_description.ros.marker_messages import MovingTransformMessages
     from wbm_description.ros.messages import joint_state_message, odometry_message
     from wbm_description.tf_tree import TfTree
@@ -315,24 +330,28 @@ def transport_costs(repeats: int = 7, calls: int = 300) -> list[tuple[str, float
     )
     base = BaseState(np.r_[rng.normal(size=3), quaternion], rng.normal(size=6))
 
-    def converters() -> None:
-        clock_message(1.0)
-        joint_state_message(
-            names,
-            readings.joint_positions,
-            readings.joint_velocities,
-            readings.joint_efforts,
-            stamp_seconds=1.0,
+    def converters() -> None:  # and rclpy's serialization, as Publisher.publish of a message
+        serialize_message(clock_message(1.0))
+        serialize_message(
+            joint_state_message(
+                names,
+                readings.joint_positions,
+                readings.joint_velocities,
+                readings.joint_efforts,
+                stamp_seconds=1.0,
+            )
         )
-        imu_message(imu, frame="imu", stamp_seconds=1.0)
+        serialize_message(imu_message(imu, frame="imu", stamp_seconds=1.0))
         for name, wrench in wrenches.items():
-            wrench_stamped_message(wrench, frame=name, stamp_seconds=1.0)
-        odometry_message(
-            base.configuration,
-            base.velocity,
-            world_frame="world",
-            base_frame="root",
-            stamp_seconds=1.0,
+            serialize_message(wrench_stamped_message(wrench, frame=name, stamp_seconds=1.0))
+        serialize_message(
+            odometry_message(
+                base.configuration,
+                base.velocity,
+                world_frame="world",
+                base_frame="root",
+                stamp_seconds=1.0,
+            )
         )
 
     messages = RobotMessages(
@@ -356,18 +375,37 @@ def transport_costs(repeats: int = 7, calls: int = 300) -> list[tuple[str, float
         translations, rotations = tree.moving_transform_arrays(q)
         tf.fill(translations, rotations, state.header.stamp, with_base=True)
 
+    messages.fill(1.0, readings, base)
+    serialized = {
+        "joint_states": (messages.joint_state, JointState),
+        "imu": (messages.imu, Imu),
+        "ft": (messages.wrenches["left_foot"], WrenchStamped),
+        "odometry": (messages.odometry, Odometry),
+        "clock": (messages.clock, Clock),
+    }
+    takes = []
+    for topic, (data, msg_type) in serialized.items():
+        view = cdr.decoder(msg_type)
+        takes.append(
+            (f"{topic} take: rclpy deserialization", partial(deserialize, data, msg_type))
+        )
+        takes.append((f"{topic} take: cdr view", partial(view, data)))
     cases = (
-        ("robot messages of a sample: converters", converters),
+        ("robot messages of a sample: converters, serialized", converters),
         (
             "robot messages of a sample: RobotMessages.fill",
             lambda: messages.fill(1.0, readings, base),
         ),
+        *takes,
         (
             "joint_states parse: joint_state_from_message",
             lambda: joint_state_from_message(state, model.joint_indices, n),
         ),
         ("joint_states parse: JointStateReader.read", lambda: reader.read(state)),
-        ("command: command_message", lambda: command_message(names, command, 1.0)),
+        (
+            "command: command_message, serialized",
+            lambda: serialize_message(command_message(names, command, 1.0)),
+        ),
         ("command: CommandMessage.fill", lambda: filler.fill(command, 1_000_000_000)),
         ("state publisher TF of one joint_states", tf_of_one_sample),
     )

@@ -81,14 +81,21 @@ def controller_loop(cycles: int = 1000, warmup: int = 200) -> dict[str, float]:
     rclpy.init(context=context)
     node = rclpy.create_node("controller_loop_driver", context=context)
     reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+    # The serialized messages of a sample (RobotMessages), read after each fill.
     publishers = [
-        (node.create_publisher(Clock, "/clock", reliable), messages.clock),
-        (node.create_publisher(JointState, "joint_states", reliable), messages.joint_state),
-        (node.create_publisher(Imu, "imu", reliable), messages.imu),
+        (node.create_publisher(Clock, "/clock", reliable), lambda: messages.clock),
+        (
+            node.create_publisher(JointState, "joint_states", reliable),
+            lambda: messages.joint_state,
+        ),
+        (node.create_publisher(Imu, "imu", reliable), lambda: messages.imu),
     ]
     for name in description.ft_sensor_frames:
         publishers.append(
-            (node.create_publisher(WrenchStamped, f"ft/{name}", reliable), messages.wrenches[name])
+            (
+                node.create_publisher(WrenchStamped, f"ft/{name}", reliable),
+                lambda name=name: messages.wrenches[name],
+            )
         )
     answered: dict[int, float] = {}
     arrived = threading.Event()
@@ -118,7 +125,7 @@ def controller_loop(cycles: int = 1000, warmup: int = 200) -> dict[str, float]:
         arrived.clear()
         start = time.perf_counter()
         for publisher, message in publishers:
-            publisher.publish(message)
+            publisher.publish(message())
         stamp = round(robot_time[0] * 1e9)
         while stamp not in answered and time.perf_counter() < start + timeout:
             arrived.wait(0.05)

@@ -18,6 +18,7 @@ from sensor_msgs.msg import Imu, JointState
 from wbm_control.controller_status import ControllerStatus
 from wbm_description.exceptions import InputError
 from wbm_description.robot_io import ImuReading, JointCommand
+from wbm_description.ros.cdr_writer import JointStateWriter
 from wbm_description.ros.messages import (
     joint_arrays_from_message,
     joint_state_message,
@@ -170,34 +171,31 @@ def command_message(
 
 
 class CommandMessage:
-    """The ``joint_commands`` message, allocated once (names set) and filled per command."""
+    """The ``joint_commands`` message, laid out once (names set), written serialized per command.
+
+    :meth:`fill` returns the serialized bytes of the message :func:`command_message` builds
+    (``Publisher.publish`` sends them as they are; :mod:`wbm_description.ros.cdr_writer`).
+    """
 
     def __init__(self, names: Sequence[str]):
-        self.message = JointState()
-        self.message.name = list(names)
+        self._writer = JointStateWriter(names)
         self._n = len(names)
 
-    def fill(self, command: JointCommand, stamp_ns: int) -> JointState:
-        """The message of ``command`` at ``stamp_ns`` [ns] (None arrays sent empty).
+    def fill(self, command: JointCommand, stamp_ns: int) -> bytes:
+        """The serialized message of ``command`` at ``stamp_ns`` [ns] (None arrays sent empty).
 
         Raises:
             InputError: An array that is not one value per joint.
         """
-        message = self.message
-        message.header.stamp.sec, message.header.stamp.nanosec = divmod(stamp_ns, _NANOSECONDS)
+        arrays = []
         for field in ("position", "velocity", "effort"):
             values = getattr(command, field)
-            if values is None:
-                setattr(message, field, _EMPTY)
-                continue
-            values = np.ascontiguousarray(values, dtype=float)
-            if values.shape != (self._n,):
-                raise InputError(field, f"{self._n} values (one per name)", values.shape)
-            setattr(message, field, array.array("d", values.tobytes()))
-        return message
-
-
-_EMPTY = array.array("d")
+            if values is not None:
+                values = np.ascontiguousarray(values, dtype=float)
+                if values.shape != (self._n,):
+                    raise InputError(field, f"{self._n} values (one per name)", values.shape)
+            arrays.append(values)
+        return self._writer.write(stamp_ns, *arrays)
 
 
 def diagnostics_message(

@@ -71,7 +71,7 @@ from wbm_dynamics.exceptions import BackendError
 from wbm_dynamics.interface_settings import RobotInterfaceSettings
 from wbm_dynamics.noise import SensorNoise
 from wbm_dynamics.pacing import PacingLoop, RobotOutputs
-from wbm_dynamics.ros.robot_messages import RobotMessages, command_update
+from wbm_dynamics.ros.robot_messages import CommandReader, RobotMessages
 
 TIMING_COLUMNS = ("stamp_ns", "kind", "t0", "t1", "t2")
 """``~/cycle_timing`` rows: kind 0, a publication (t0 step started, t1 readings ready, t2 all
@@ -102,6 +102,7 @@ class RobotInterfaceNode(WbmNode):
         self._joint_index = {name: i for i, name in enumerate(description.joint_names)}
         limits = dict(zip(model.joint_names, model.torque_limits, strict=True))
         self._torque_limits = np.array([limits[name] for name in description.joint_names])
+        self._read_command = CommandReader(self._joint_index, self._torque_limits)
         noise = settings.noise
         self._messages = RobotMessages(
             list(description.joint_names),
@@ -231,7 +232,7 @@ class RobotInterfaceNode(WbmNode):
     def _on_command(self, message: JointState) -> None:
         arrived = time.monotonic()
         try:
-            update = command_update(message, self._joint_index, self._torque_limits)
+            update = self._read_command(message)
         except WbmError as error:
             self.throttled.warning(
                 f"joint_commands:{error}",

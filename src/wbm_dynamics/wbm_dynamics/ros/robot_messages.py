@@ -2,27 +2,30 @@
 
 Joint states, odometry and wrenches use :mod:`wbm_description.ros.messages`; this module adds the
 IMU, the F/T sensors and the clock, the parsing of ``joint_commands``, and
-:class:`RobotMessages`, the node's messages allocated once and filled in place per publication.
+:class:`RobotMessages`, the node's messages laid out once and written serialized per publication.
 """
 
 from __future__ import annotations
 
-import array
-
 import numpy as np
-from geometry_msgs.msg import Wrench, WrenchStamped
-from nav_msgs.msg import Odometry
+from geometry_msgs.msg import WrenchStamped
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState
 
+from wbm_description.exceptions import InputError
 from wbm_description.robot_io import ImuReading, RobotReadings
+from wbm_description.ros.cdr_writer import FixedMessageWriter, JointStateWriter
 from wbm_description.ros.messages import (
     joint_arrays_from_message,
     time_from_seconds,
     wrench_message,
 )
 from wbm_dynamics.backends.backend import BaseState
-from wbm_dynamics.held_command import CommandUpdate, check_effort_limits
+from wbm_dynamics.held_command import (
+    EFFORT_LIMIT_TOLERANCE,
+    CommandUpdate,
+    check_effort_limits,
+)
 
 
 def clock_message(seconds: float) -> Clock:
@@ -101,17 +104,80 @@ def command_update(
     return update
 
 
-def _doubles(values: np.ndarray) -> array.array:
-    """A float64 array as the array.array a message's float64[] field stores (no per-item copy)."""
-    return array.array("d", np.ascontiguousarray(values, dtype=float).tobytes())
+class CommandReader:
+    """:func:`command_update` with the name check done once per list of names.
+
+    A controller sends the same names in the same order in every command: when a message's
+    names are those of the last valid one (the same list, as the views of
+    :mod:`wbm_description.ros.cdr` hand them over, or an equal one), only the values are
+    checked (lengths, finite, torque limits); any other list of names gets the full check.
+    Same updates and errors as the function.
+
+    Args:
+        joint_index: Joint name to its index (model order).
+        torque_limits: Torque limit per joint [N m] in that order; None: not checked.
+    """
+
+    def __init__(self, joint_index: dict[str, int], torque_limits: np.ndarray | None = None):
+        self._joint_index = joint_index
+        self._torque_limits = torque_limits
+        self._names: list[str] | None = None
+        self._indices = np.zeros(0, dtype=int)
+        self._thresholds = np.zeros(0)
+        self._names_in_order = [""] * len(joint_index)
+        for name, index in joint_index.items():
+            self._names_in_order[index] = name
+
+    def __call__(self, message: JointState) -> CommandUpdate:
+        """The command the message gives (see :func:`command_update`).
+
+        Raises:
+            InputError: As :func:`command_update`.
+        """
+        names = message.name
+        if self._names is None or (names is not self._names and names != self._names):
+            update = command_update(message, self._joint_index, self._torque_limits)
+            self._names = names
+            self._indices = update.indices
+            if self._torque_limits is not None:
+                limits = np.asarray(self._torque_limits, dtype=float)[update.indices]
+                limited = np.isfinite(limits) & (limits > 0.0)
+                self._thresholds = np.where(
+                    limited, limits * (1.0 + EFFORT_LIMIT_TOLERANCE), np.inf
+                )
+            return update
+        n = len(self._indices)
+        arrays = []
+        for field in ("position", "velocity", "effort"):
+            values = getattr(message, field)
+            if len(values) == 0:
+                arrays.append(None)
+                continue
+            if len(values) != n:
+                raise InputError(field, f"{n} values (one per name) or none", len(values))
+            values = np.asarray(values, dtype=float)
+            if not np.isfinite(values).all():
+                raise InputError(field, "finite values (no NaN or inf)")
+            arrays.append(values)
+        update = CommandUpdate(self._indices, *arrays)
+        effort = update.effort
+        if self._torque_limits is not None and effort is not None:
+            if (np.abs(effort) > self._thresholds).any():
+                check_effort_limits(update, self._torque_limits, self._names_in_order)
+        return update
 
 
 class RobotMessages:
-    """The robot contract's messages, allocated once and filled in place for each publication.
+    """The robot contract's messages of one publication, written serialized (ready to publish).
 
-    Names, frames and covariances are set at construction; each :meth:`fill` writes the stamp
-    and values only (message fields set from arrays in one copy each), so a 1 kHz loop does not
-    build ~30 Python objects per message.
+    Names, frames and covariances are laid out once at construction
+    (:mod:`wbm_description.ros.cdr_writer`); each :meth:`fill` packs the stamp and the values
+    only, and leaves the serialized bytes of every message in the attributes below, which
+    ``Publisher.publish`` sends as they are: the same bytes rclpy would serialize from the
+    messages of :func:`clock_message`, :func:`~wbm_description.ros.messages.
+    joint_state_message`, :func:`imu_message`, :func:`wrench_stamped_message` and
+    :func:`~wbm_description.ros.messages.odometry_message`, without building or setting
+    ~30 Python message objects per sample.
 
     Args:
         joint_names: Joint order of ``joint_states``.
@@ -121,6 +187,13 @@ class RobotMessages:
         world_frame: header.frame_id of ``ground_truth/odom``.
         imu_variances: (orientation [rad^2], angular velocity [(rad/s)^2], linear
             acceleration [(m/s^2)^2]) on the covariance diagonals.
+
+    Attributes:
+        clock: rosgraph_msgs/Clock, serialized (after the first :meth:`fill`).
+        joint_state: sensor_msgs/JointState, serialized.
+        imu: sensor_msgs/Imu, serialized; None without an IMU (or its reading).
+        wrenches: Sensor name to its geometry_msgs/WrenchStamped, serialized.
+        odometry: nav_msgs/Odometry, serialized; None for a fixed base (or without a base state).
     """
 
     def __init__(
@@ -133,78 +206,51 @@ class RobotMessages:
         world_frame: str,
         imu_variances: tuple[float, float, float] = (0.0, 0.0, 0.0),
     ):
-        self.clock = Clock()
-        self.joint_state = JointState()
-        self.joint_state.name = list(joint_names)
-        self.imu = None
-        if imu_frame:
-            self.imu = Imu()
-            self.imu.header.frame_id = imu_frame
-            for field, variance in zip(
-                (
-                    "orientation_covariance",
-                    "angular_velocity_covariance",
-                    "linear_acceleration_covariance",
-                ),
-                imu_variances,
-                strict=True,
-            ):
-                covariance = np.zeros(9)
-                covariance[[0, 4, 8]] = variance
-                setattr(self.imu, field, covariance)
-        self.wrenches = {}
-        for name, frame in ft_frames.items():
-            message = WrenchStamped()
-            message.header.frame_id = frame
-            self.wrenches[name] = message
-        self.odometry = None
-        if base_frame:
-            self.odometry = Odometry()
-            self.odometry.header.frame_id = world_frame
-            self.odometry.child_frame_id = base_frame
+        self._clock = FixedMessageWriter()
+        self._joint_state = JointStateWriter(joint_names)
+        self._imu = FixedMessageWriter((imu_frame,), 37) if imu_frame else None
+        self._imu_covariances = [
+            [variance if i in (0, 4, 8) else 0.0 for i in range(9)] for variance in imu_variances
+        ]
+        self._wrenches = {
+            name: FixedMessageWriter((frame,), 6) for name, frame in ft_frames.items()
+        }
+        self._odometry = FixedMessageWriter((world_frame, base_frame), 85) if base_frame else None
+        self._zeros = [0.0] * 36
+        self.clock = b""
+        self.joint_state = b""
+        self.imu: bytes | None = None
+        self.wrenches: dict[str, bytes] = {}
+        self.odometry: bytes | None = None
 
     def fill(self, seconds: float, readings: RobotReadings, base: BaseState | None) -> None:
         """Write one publication's stamp [s of robot time] and values into every message."""
-        stamp = time_from_seconds(seconds)
-        self.clock.clock = stamp
-        joints = self.joint_state
-        joints.header.stamp = stamp
-        joints.position = _doubles(readings.joint_positions)
-        joints.velocity = _doubles(readings.joint_velocities)
-        joints.effort = (
-            _doubles(readings.joint_efforts) if readings.joint_efforts is not None else _EMPTY
+        stamp_ns = round(float(seconds) * 1_000_000_000)  # as time_from_seconds
+        self.clock = self._clock.write(stamp_ns)
+        self.joint_state = self._joint_state.write(
+            stamp_ns, readings.joint_positions, readings.joint_velocities, readings.joint_efforts
         )
-        imu = self.imu
-        if imu is not None and readings.imu is not None:
-            imu.header.stamp = stamp
+        self.imu = None
+        if self._imu is not None and readings.imu is not None:
             reading = readings.imu
-            o = imu.orientation
-            o.x, o.y, o.z, o.w = reading.orientation_xyzw.tolist()
-            w = imu.angular_velocity
-            w.x, w.y, w.z = reading.angular_velocity.tolist()
-            a = imu.linear_acceleration
-            a.x, a.y, a.z = reading.linear_acceleration.tolist()
-        for name, message in self.wrenches.items():
-            message.header.stamp = stamp
-            _fill_wrench(message.wrench, readings.wrenches[name])
-        odometry = self.odometry
-        if odometry is not None and base is not None:
-            odometry.header.stamp = stamp
-            q = base.configuration.tolist()
-            pose = odometry.pose.pose
-            pose.position.x, pose.position.y, pose.position.z = q[:3]
-            o = pose.orientation
-            o.x, o.y, o.z, o.w = q[3:7]
-            v = base.velocity.tolist()
-            twist = odometry.twist.twist
-            twist.linear.x, twist.linear.y, twist.linear.z = v[:3]
-            twist.angular.x, twist.angular.y, twist.angular.z = v[3:6]
-
-
-_EMPTY = array.array("d")
-
-
-def _fill_wrench(message: Wrench, wrench: np.ndarray) -> None:
-    f = wrench.tolist()
-    message.force.x, message.force.y, message.force.z = f[:3]
-    message.torque.x, message.torque.y, message.torque.z = f[3:6]
+            orientation, gyro, accel = self._imu_covariances
+            self.imu = self._imu.write(
+                stamp_ns,
+                reading.orientation_xyzw.tolist()
+                + orientation
+                + reading.angular_velocity.tolist()
+                + gyro
+                + reading.linear_acceleration.tolist()
+                + accel,
+            )
+        self.wrenches = {
+            name: writer.write(stamp_ns, readings.wrenches[name].tolist())
+            for name, writer in self._wrenches.items()
+        }
+        self.odometry = None
+        if self._odometry is not None and base is not None:
+            zeros = self._zeros
+            self.odometry = self._odometry.write(
+                stamp_ns,
+                base.configuration.tolist() + zeros + base.velocity.tolist() + zeros,
+            )

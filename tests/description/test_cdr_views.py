@@ -1,0 +1,151 @@
+"""Hot-path messages read from their serialized form (wbm_description.ros.cdr) against rclpy.
+
+Reference: rclpy's own deserialization of the same bytes (``rclpy.serialization``), compared
+field by field over the message type's field list, exactly (a value is copied, never computed:
+the same bits). Messages are filled at random: strings of different lengths (alignment padding
+of every length), empty and full arrays, NaN. Decoding through a subscription is covered by
+``test_input_thread.py`` (real rclpy).
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import WrenchStamped
+from nav_msgs.msg import Odometry
+from rclpy.serialization import deserialize_message, serialize_message
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import Imu, JointState
+
+from wbm_description.ros import cdr
+
+
+def _same(view, message, path: str = "") -> None:
+    """Every field of ``message`` (a real message) equals the view's, recursively."""
+    fields = getattr(message, "get_fields_and_field_types", None)
+    if fields is None:
+        if isinstance(message, (str, int)):
+            assert view == message, path
+            assert type(view) is type(message), path
+            return
+        if isinstance(message, float):
+            assert isinstance(view, float), path
+            assert view == message or (np.isnan(view) and np.isnan(message)), path
+            return
+        if isinstance(message, list):  # sequence<string>
+            assert list(view) == message, path
+            return
+        expected = np.asarray(message, dtype=float)
+        got = np.asarray(view)
+        assert got.dtype == np.float64 and got.shape == expected.shape, path
+        np.testing.assert_array_equal(got, expected, err_msg=path)  # NaN equal to NaN
+        return
+    for name in fields():
+        _same(getattr(view, name), getattr(message, name), f"{path}.{name}")
+
+
+def _header(message, rng) -> None:
+    message.header.stamp.sec = int(rng.integers(-(2**31), 2**31 - 1))
+    message.header.stamp.nanosec = int(rng.integers(0, 10**9))
+    message.header.frame_id = "f" * int(rng.integers(0, 9)) + "é"[: int(rng.integers(0, 2))]
+
+
+def _random_joint_state(rng, names: list[str]) -> JointState:
+    message = JointState()
+    _header(message, rng)
+    message.name = names
+    n = len(names)
+    for field in ("position", "velocity", "effort"):
+        if rng.random() < 0.25:
+            continue  # an empty array: "not given"
+        values = rng.normal(size=n)
+        values[rng.random(n) < 0.1] = np.nan
+        setattr(message, field, values.tolist())
+    return message
+
+
+def _fill_doubles(message, rng) -> None:
+    """Every float64 field (and fixed array) of ``message`` at random, recursively."""
+    for name, kind in message.get_fields_and_field_types().items():
+        value = getattr(message, name)
+        if kind == "double":
+            setattr(message, name, float(rng.normal()))
+        elif kind.startswith("double["):
+            setattr(message, name, rng.normal(size=len(value)))
+        elif hasattr(value, "get_fields_and_field_types") and name != "header":
+            _fill_doubles(value, rng)
+
+
+def test_views_equal_rclpys_messages_field_by_field():
+    rng = np.random.default_rng(3)
+    joints = [f"joint_{i}_" + "x" * (i % 5) for i in range(32)]
+    decode = cdr.decoder(JointState)
+    # Different name lists in turn, and the same list again: the cache of names never serves
+    # another message's names.
+    name_lists = [joints, joints, joints[:7], joints, ["a", "bb", "ccc"], joints[::-1], joints]
+    for names in name_lists * 3:
+        message = _random_joint_state(rng, names)
+        data = serialize_message(message)
+        view = decode(data)
+        _same(view, deserialize_message(data, JointState))
+        assert isinstance(view.header.stamp, Time)  # can be put in a published message
+    for msg_type, read in (
+        (Imu, cdr.read_imu),
+        (WrenchStamped, cdr.read_wrench_stamped),
+        (Odometry, cdr.read_odometry),
+        (Clock, cdr.read_clock),
+    ):
+        for _ in range(20):
+            message = msg_type()
+            if msg_type is Clock:
+                message.clock.sec, message.clock.nanosec = int(rng.integers(2**31)), 999_999_999
+            else:
+                _header(message, rng)
+            _fill_doubles(message, rng)
+            if msg_type is Odometry:
+                message.child_frame_id = "b" * int(rng.integers(0, 6))
+            data = serialize_message(message)
+            _same(read(data), deserialize_message(data, msg_type))
+            _same(cdr.decoder(msg_type)(data), message)
+
+
+def test_same_names_with_other_padding_bytes_and_arrays_are_writable_copies():
+    rng = np.random.default_rng(4)
+    names = ["a", "bc", "def", "ghij", "k"]
+    decode = cdr.decoder(JointState)
+    first = serialize_message(_random_joint_state(rng, names))
+    decode(first)
+    # The padding after "a\0" and "bc\0" (bytes not part of any value) differs in the next
+    # message: the names are decoded again and are still right.
+    message = _random_joint_state(rng, names)
+    data = bytearray(serialize_message(message))
+    start = data.index(b"a\x00") + 2
+    data[start : start + 2] = b"\xaa\xbb"
+    view = decode(bytes(data))
+    _same(view, message)
+    if len(view.position):
+        view.position[0] = 1.0  # writable, and not the buffer of the bytes
+    assert decode(bytes(data)).name == names
+
+
+def test_big_endian_bytes_fall_back_to_rclpy_and_bad_bytes_raise():
+    # A WrenchStamped in big-endian CDR (encapsulation 00 00), written by hand.
+    frame = b"l_foot\x00"
+    body = struct.pack(">iII", 5, 7, len(frame)) + frame
+    body += b"\x00" * (-len(body) % 8) + struct.pack(">6d", 1.0, 2.0, 3.0, 4.0, 5.0, 6.0)
+    data = b"\x00\x00\x00\x00" + body
+    with pytest.raises(cdr.CdrError, match="little-endian"):
+        cdr.read_wrench_stamped(data)
+    message = cdr.decoder(WrenchStamped)(data)
+    assert isinstance(message, WrenchStamped)  # rclpy's deserialization
+    assert (message.header.stamp.sec, message.header.stamp.nanosec) == (5, 7)
+    assert message.header.frame_id == "l_foot"
+    assert [message.wrench.force.x, message.wrench.torque.z] == [1.0, 6.0]
+    good = serialize_message(_random_joint_state(np.random.default_rng(5), ["a", "b"]))
+    for bad in (good[:-9], good[:20]):
+        with pytest.raises(cdr.CdrError):
+            cdr.decoder(JointState)(bad)
+    assert cdr.has_reader(JointState) and not cdr.has_reader(Time)
