@@ -1,9 +1,10 @@
 """``wbm_benchmark_controller``: time the IK and whole-body QP steps.
 
-Prints, for iCub standing in double support (the config's initial posture, sensors of a robot
+Prints, for the robot of ``--config`` (iCub by default; G1: ``config/g1/controller.yaml``)
+standing in double support (the config's initial posture, sensors of a robot
 at rest), the median and 99th percentile wall time of:
 
-- the machine reference: one ``pin.aba`` and one ``pin.crba`` on iCub (compare figures across
+- the machine reference: one ``pin.aba`` and one ``pin.crba`` on the robot (compare figures across
   machines by their ratio to it);
 - the IK's QP built directly and by pink's ``build_ik`` (the reference: same matrices), one IK
   step (direct build + proxqp solve) and one whole controller step in mode "ik", with the
@@ -150,7 +151,7 @@ def benchmark_steps(
     readings = standing_readings(model)
     reference = machine_reference(model)
     lines = [
-        f"iCub, double support, {samples} samples per row, times in ms",
+        f"{model.config.name}, double support, {samples} samples per row, times in ms",
         "machine reference (median, this machine): "
         + ", ".join(f"{k} {v * 1e6:.1f} us" for k, v in reference.items()),
         "",
