@@ -77,8 +77,7 @@ class Process:
         try:
             return self.popen.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(self.popen.pid, signal.SIGKILL)
-            self.popen.wait()
+            self.kill()
             raise AssertionError(
                 f"did not stop within {timeout} s:\n{self.output[-4000:]}"
             ) from None
@@ -86,7 +85,13 @@ class Process:
             self._reader.join(timeout=2.0)
 
     def kill(self) -> None:
-        """Kill the whole session (clean-up after a failure)."""
+        """Kill the whole session and the sessions of the processes it started (clean-up after
+        a failure): `wbm launch` starts each node in a session of its own, so killing the
+        launcher alone left its nodes running, orphaned, for good (a lockstep pair keeps a core
+        busy)."""
+        for pid in self.child_pids().values():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
         if self.popen.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.popen.pid, signal.SIGKILL)

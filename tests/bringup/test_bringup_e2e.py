@@ -79,7 +79,7 @@ def test_the_demo_launch_stands_moves_the_hand_takes_the_push_and_ends_cleanly()
         code = launch.stop()
     finally:
         probe.close()
-        launch.kill()
+        launch.kill()  # the launcher and every node it started, if a failure left them
     assert code == 0, launch.output[-3000:]
     assert probe.sim_time >= 7.9, probe.sim_time  # it ran to the scenario's end (8 s)
     assert "scenario" in pids and len(pids) >= 4, pids
