@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -67,3 +68,13 @@ def readings_from_state(
         ),
         wrenches=wrenches,
     )
+
+
+def interrupt_node(process: subprocess.Popen) -> None:
+    """Ctrl-C a node process (SIGINT: its clean shutdown), kill it if it has not ended in 10 s."""
+    process.send_signal(2)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=5)

@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 import rclpy
-from control_helpers import CONTROLLER_YAML, REPO, readings_from_state
+from control_helpers import CONTROLLER_YAML, REPO, interrupt_node, readings_from_state
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import PointStamped, PoseStamped, WrenchStamped
 from nav_msgs.msg import Odometry
@@ -53,12 +53,7 @@ def controller_process(request, ros_env, tmp_path):
         try:
             yield process, log_path, request.param
         finally:
-            process.send_signal(2)  # SIGINT: clean shutdown
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=5)
+            interrupt_node(process)
 
 
 class RobotSide(Node):

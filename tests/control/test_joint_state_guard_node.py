@@ -29,7 +29,7 @@ import time
 import numpy as np
 import pytest
 import rclpy
-from control_helpers import CONTROLLER_YAML, REPO, readings_from_state
+from control_helpers import CONTROLLER_YAML, REPO, interrupt_node, readings_from_state
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
@@ -201,12 +201,7 @@ def test_the_node_ignores_time_going_back_and_jumps_and_restarts_on_a_reset(icub
         assert process.poll() is None
     finally:
         rclpy.shutdown()
-        process.send_signal(2)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
+        interrupt_node(process)
     output = log_path.read_text()
     assert going_back in output, output[-3000:]
     assert f"joint_states jump: {icub.joint_names[0]} moved 1.000 rad in 5.0 ms" in output, (

@@ -23,7 +23,7 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Imu, JointState
 
-from tests.control.control_helpers import readings_from_state
+from tests.control.control_helpers import interrupt_node, readings_from_state
 from wbm_bringup.share import config_directory
 from wbm_control.ros.messages import diagnostic_values
 from wbm_description.ros.messages import joint_state_message
@@ -136,10 +136,5 @@ def test_g1_controller_requires_joint_states_and_imu_only(g1, tmp_path):
         assert process.poll() is None
     finally:
         rclpy.shutdown()
-        process.send_signal(2)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
+        interrupt_node(process)
     assert process.returncode == 0, log_path.read_text()
