@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -78,3 +79,13 @@ def interrupt_node(process: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(timeout=5)
+
+
+def spin_until(executor, condition, timeout: float) -> bool:
+    """Spin ``executor`` until ``condition()`` holds or ``timeout`` [s of wall time] passed."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if condition():
+            return True
+        executor.spin_once(timeout_sec=0.01)
+    return condition()

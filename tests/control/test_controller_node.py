@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 import rclpy
-from control_helpers import CONTROLLER_YAML, REPO, interrupt_node, readings_from_state
+from control_helpers import CONTROLLER_YAML, REPO, interrupt_node, readings_from_state, spin_until
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import PointStamped, PoseStamped, WrenchStamped
 from nav_msgs.msg import Odometry
@@ -116,14 +116,6 @@ def spin_for(executor, seconds):
     while time.monotonic() < end:
         executor.spin_once(timeout_sec=0.01)
 
-
-def spin_until(executor, condition, timeout):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if condition():
-            return True
-        executor.spin_once(timeout_sec=0.01)
-    return condition()
 
 
 def test_node_controls_estimates_and_falls_back_safely(icub, controller_process):

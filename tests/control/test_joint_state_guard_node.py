@@ -24,12 +24,11 @@ import os
 import random
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
 import rclpy
-from control_helpers import CONTROLLER_YAML, REPO, interrupt_node, readings_from_state
+from control_helpers import CONTROLLER_YAML, REPO, interrupt_node, readings_from_state, spin_until
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
@@ -114,14 +113,6 @@ class StampedRobotSide(Node):
             self.ft_pubs[name].publish(message)
         self.joint_pub.publish(joints)
 
-
-def spin_until(executor, condition, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if condition():
-            return True
-        executor.spin_once(timeout_sec=0.005)
-    return condition()
 
 
 def guard_counts(robot: StampedRobotSide) -> dict[str, str]:

@@ -13,7 +13,6 @@ import os
 import random
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -23,7 +22,7 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Imu, JointState
 
-from tests.control.control_helpers import interrupt_node, readings_from_state
+from tests.control.control_helpers import interrupt_node, readings_from_state, spin_until
 from wbm_bringup.share import config_directory
 from wbm_control.ros.messages import diagnostic_values
 from wbm_description.ros.messages import joint_state_message
@@ -67,14 +66,6 @@ class StandingG1(Node):
             imu.linear_acceleration.z = 9.81
             self.imu_pub.publish(imu)
 
-
-def spin_until(executor, condition, timeout):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if condition():
-            return True
-        executor.spin_once(timeout_sec=0.01)
-    return condition()
 
 
 def test_g1_controller_requires_joint_states_and_imu_only(g1, tmp_path):
