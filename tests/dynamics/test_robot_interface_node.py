@@ -9,11 +9,14 @@ import numpy as np
 import pytest
 import rclpy
 from geometry_msgs.msg import WrenchStamped
+from nav_msgs.msg import Odometry
 from node_helpers import PARAMS_FILE, Probe, node_process, read_log, stamp
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 from wbm_description.robot_io import JointCommand
 from wbm_description.ros.messages import joint_state_message, seconds_from_time
+from wbm_dynamics.ros.robot_interface_node import GROUND_TRUTH_HISTORY
 from wbm_dynamics.settings import SimulatorSettings
 from wbm_dynamics.simulator import Simulator
 
@@ -95,6 +98,25 @@ def test_realtime_node_publishes_the_contract_and_serves_pushes_pause_and_reset(
         start = icub.initial_configuration()[:3]
         assert abs(base.z - start[2]) < 0.02
         assert abs(base.x - start[0]) < 0.07 and abs(base.y - start[1]) < 0.01
+
+        # A late joiner that asks for it gets the ground truth's last second (transient local):
+        # its first sample is older than its subscription, by at most GROUND_TRUTH_HISTORY.
+        late: list = []
+        subscribed_at = probe.clock()
+        probe.node.create_subscription(
+            Odometry,
+            "ground_truth/odom",
+            late.append,
+            QoSProfile(
+                depth=5000,
+                reliability=ReliabilityPolicy.RELIABLE,
+                durability=DurabilityPolicy.TRANSIENT_LOCAL,
+            ),
+        )
+        probe.spin_until(lambda: len(late) > 1, 20.0, "the late joiner's ground truth")
+        first_late = stamp(late[0])
+        assert first_late < subscribed_at - 0.05  # history: the node ran > 0.1 s before
+        assert first_late >= subscribed_at - GROUND_TRUTH_HISTORY - 0.01  # only the last second
 
         # Pause: the clock stops; resume: it goes on.
         assert probe.call("pause").success

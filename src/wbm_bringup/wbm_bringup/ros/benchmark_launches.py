@@ -28,7 +28,7 @@ import numpy as np
 import rclpy
 from nav_msgs.msg import Odometry
 from rclpy.executors import SingleThreadedExecutor
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 
 from wbm_bringup.benchmarks.process_guard import owned_processes
@@ -45,7 +45,8 @@ FIRST_POSE_LIMIT = 1.0
 probe's subscription may match the robot interface's publisher after it started (first poses at
 0.44-1.1 s were seen at machine load 20-30), so the reference is not the first pose heard but
 the initial state itself (:func:`initial_height`); a launch whose first pose comes later than
-this is INCOMPLETE."""
+this is INCOMPLETE. The probe subscribes transient local: the robot interface keeps the last
+second of ground truth for it, so a late match still hears t = 0."""
 
 
 def initial_height(robot_side: str, robot: str = "icub") -> float:
@@ -86,7 +87,14 @@ def one_launch(
     def on_clock(message: Clock) -> None:
         clock[0] = message.clock.sec + 1e-9 * message.clock.nanosec
 
-    node.create_subscription(Odometry, "ground_truth/odom", on_odom, qos)
+    # Transient local: the robot interface keeps the last second of ground truth for a probe
+    # whose subscription matched late (under load), so t = 0 is heard all the same.
+    history = QoSProfile(
+        depth=2000,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL,
+    )
+    node.create_subscription(Odometry, "ground_truth/odom", on_odom, history)
     node.create_subscription(Clock, "/clock", on_clock, qos)
     plan = plan_launch(launch, {**(arguments or {}), "robot_side": robot_side})
     log = io.StringIO()

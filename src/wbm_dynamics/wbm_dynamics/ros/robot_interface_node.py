@@ -8,7 +8,9 @@ Topics (names relative, so a namespace applies; the clock is global):
   (sensor_msgs/JointState, model joint order), ``imu`` (sensor_msgs/Imu, frame_id the IMU frame),
   ``ft/<sensor>`` (geometry_msgs/WrenchStamped, frame_id the sensor frame, child-on-parent
   convention of :mod:`wbm_description.robot_io`), ``ground_truth/odom`` (nav_msgs/Odometry,
-  base pose in ``world_frame``, twist in the base frame); every stamp is robot time;
+  base pose in ``world_frame``, twist in the base frame; transient local: a late subscriber
+  that asks for it gets the last :data:`GROUND_TRUTH_HISTORY` seconds); every stamp is robot
+  time;
 - subscribes ``joint_commands`` (sensor_msgs/JointState: by name, any subset of joints, an empty
   array meaning "not commanded"; see :class:`~wbm_dynamics.held_command.HeldCommand`) and
   ``apply_wrench`` (geometry_msgs/WrenchStamped: frame_id names the link, the wrench acts at its
@@ -39,6 +41,7 @@ control period at full torque.
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections.abc import Mapping
@@ -48,7 +51,7 @@ import numpy as np
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy._rclpy_pybind11 import RCLError
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState
 from std_srvs.srv import Trigger
@@ -79,6 +82,10 @@ published; t0 = 0 without a step); kind 1, a command (stamp its header's, t0 arr
 in lockstep after the step and publication it triggers). Instants of time.monotonic [s]."""
 
 NODE_NAME = "robot_interface"
+GROUND_TRUTH_HISTORY = 1.0
+"""Seconds of ``ground_truth/odom`` samples kept for late joiners (transient local) [s of robot
+time at the publication rate]: a probe or recorder whose subscription matched less than that
+after the start still hears t = 0."""
 
 
 class RobotInterfaceNode(WbmNode):
@@ -132,8 +139,22 @@ class RobotInterfaceNode(WbmNode):
         self._ft_publishers = {
             name: publisher(WrenchStamped, f"ft/{name}") for name in description.ft_sensor_frames
         }
+        # The ground truth keeps its last GROUND_TRUTH_HISTORY seconds for late joiners (a
+        # probe or recorder whose subscription matched after the simulation started).
+        history = QoSProfile(
+            depth=max(1, math.ceil(GROUND_TRUTH_HISTORY * settings.publish_rate)),
+            reliability=ReliabilityPolicy.RELIABLE,
+            durability=DurabilityPolicy.TRANSIENT_LOCAL,
+        )
         self._odom_publisher = (
-            publisher(Odometry, "ground_truth/odom") if description.base_frame else None
+            self.create_publisher(
+                Odometry,
+                "ground_truth/odom",
+                history,
+                event_callbacks=quiet_publisher_events(),
+            )
+            if description.base_frame
+            else None
         )
         try:
             self.loop = PacingLoop(
