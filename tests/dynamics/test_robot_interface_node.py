@@ -413,3 +413,26 @@ def test_command_reader_equals_command_update_message_by_message():
             for field in ("position", "velocity", "effort"):
                 a, b = getattr(got, field), getattr(expected, field)
                 assert (a is None and b is None) or np.array_equal(a, b), field
+
+
+def test_commands_are_read_reliably_in_lockstep_only():
+    """Lockstep: a lost command would stall the loop; otherwise best effort (a missed cycle)."""
+    from rclpy.qos import QoSCompatibility, qos_check_compatible
+
+    from wbm_dynamics.ros.robot_interface_node import command_qos
+
+    assert command_qos("lockstep").reliability == ReliabilityPolicy.RELIABLE
+    for pacing in ("realtime", "as_fast_as_possible"):
+        qos = command_qos(pacing)
+        assert qos.reliability == ReliabilityPolicy.BEST_EFFORT
+        # Any publisher matches: a reliable controller's and a best-effort one's (WARNING is
+        # rclpy's "the system defaults of durability cannot be checked", not a mismatch).
+        for reliability in (ReliabilityPolicy.RELIABLE, ReliabilityPolicy.BEST_EFFORT):
+            publisher = QoSProfile(depth=10, reliability=reliability)
+            compatible, reason = qos_check_compatible(publisher, qos)
+            assert compatible != QoSCompatibility.ERROR, reason
+    # A best-effort publisher would not match the lockstep reader: the controller publishes
+    # reliably.
+    best_effort = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
+    compatible, _ = qos_check_compatible(best_effort, command_qos("lockstep"))
+    assert compatible == QoSCompatibility.ERROR
