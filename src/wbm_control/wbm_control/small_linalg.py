@@ -2,7 +2,9 @@
 
 numpy's general routines (``np.cross``, ``np.linalg.solve``) cost ten times the arithmetic at
 this size (argument checks, axis moves, a LAPACK call); these write the same formulas out.
-``cross3`` is the same arithmetic as ``np.cross`` (bit-identical); ``solve_3x3`` is Cramer's rule.
+``cross3`` is the same arithmetic as ``np.cross`` (bit-identical); ``solve_3x3`` is Cramer's rule;
+``rotation_from_quaternion_xyzw`` is the function of :mod:`wbm_description.conventions` on
+Python floats (the same operations in the same order: bit-identical).
 """
 
 from __future__ import annotations
@@ -36,5 +38,21 @@ def solve_3x3(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
             (r0 * A + b * (f * r2 - r1 * i) + c * (r1 * h - e * r2)) / det,
             (a * (r1 * i - f * r2) + r0 * B + c * (d * r2 - r1 * g)) / det,
             (a * (e * r2 - r1 * h) + b * (r1 * g - d * r2) + r0 * C) / det,
+        ]
+    )
+
+
+def rotation_from_quaternion_xyzw(quaternion_xyzw: np.ndarray) -> np.ndarray:
+    """Rotation matrix (3 x 3) of a quaternion (x, y, z, w), normalized first.
+
+    The formula of :func:`wbm_description.conventions.rotation_from_quaternion_xyzw`, on floats.
+    """
+    array = np.asarray(quaternion_xyzw, dtype=float)
+    x, y, z, w = (array / np.linalg.norm(array)).tolist()
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
         ]
     )
