@@ -87,8 +87,13 @@ class QuinticPoseTrajectory:
 
         Returns:
             (pose in the world, (linear, angular) velocity in world axes [m/s, rad/s],
-            (linear, angular) acceleration in world axes [m/s^2, rad/s^2]).
+            (linear, angular) acceleration in world axes [m/s^2, rad/s^2]). A trajectory from a
+            pose to itself (the same object) gives that pose and zero velocity and acceleration.
         """
+        if self.start is self.goal:
+            # Holding a pose (FrameTask.start): the exact sample at any t, without the rounding
+            # (about 1e-16) of log3(R^T R) of a rotation with itself.
+            return self.start.copy(), np.zeros(6), np.zeros(6)
         s, ds, dds = quintic_time_scaling(t - self.start_time, self.duration)
         start_rotation, start_translation, delta_p, axis_angle_in_start, axis_angle_in_world = (
             self._constants
