@@ -34,7 +34,7 @@ import pinocchio as pin
 import pytest
 from controller_regression import make_controller, readings_at
 
-from wbm_control import torque_mode, wrench_distribution
+from wbm_control import small_linalg, torque_mode, wrench_distribution
 from wbm_control.balance import ft_wrenches_in_world
 from wbm_control.base_estimator import BaseEstimate, BaseEstimator, _shift_to_world_origin
 from wbm_control.exceptions import InputError
@@ -407,3 +407,18 @@ def test_the_faster_step_computes_what_the_step_before_computed(icub, mode, monk
     assert len(loaded_sets) >= 2 and contact_counts == {1, 2}, (loaded_sets, contact_counts)
     assert compared["trajectory"] >= STEPS
     assert compared["qp" if mode == "torque" else "distribution"] == STEPS
+
+
+def test_small_linalg_helpers_are_the_functions_they_replace():
+    """``norm`` and ``rotation_from_quaternion_xyzw`` of small_linalg do the arithmetic of
+    ``np.linalg.norm`` and of wbm_description.conventions' function on floats: bit-identical
+    (tolerance 0) on random vectors and unnormalized quaternions."""
+    rng = np.random.default_rng(21)
+    for _ in range(50):
+        vector = rng.normal(size=int(rng.integers(1, 8)))
+        assert small_linalg.norm(vector) == float(np.linalg.norm(vector))
+        quaternion = rng.normal(size=4)
+        np.testing.assert_array_equal(
+            small_linalg.rotation_from_quaternion_xyzw(quaternion),
+            rotation_from_quaternion_xyzw(quaternion),
+        )
