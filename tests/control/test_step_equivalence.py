@@ -14,7 +14,8 @@ one run per mode:
 - mode "torque": the whole-body QP's assembly (the tasks stacked by one concatenate, the cone
   rows kept while the same soles are held): H, g, A, b, C, l, u and the torque map;
 - mode "ik": the wrench distribution QP of the feed-forward (its blocks that depend on the held
-  soles only kept while they are held): H, g, A, b, C, l, u.
+  soles only kept while they are held): H, g, A, b, C, l, u; the IK's frame targets (a target
+  without feed-forward velocity taken as it is, not rebuilt as p + 0).
 
 Tolerance 1e-9 (m, rad, m/s, rad/s, N, N m, and the QPs' entries, up to ~1e4), the regression
 test's: the new formulas are the old ones with sums reordered and an identity R^T R dropped,
@@ -37,6 +38,7 @@ from controller_regression import make_controller, readings_at
 from wbm_control import small_linalg, torque_mode, wrench_distribution
 from wbm_control.balance import ft_wrenches_in_world
 from wbm_control.base_estimator import BaseEstimate, BaseEstimator, _shift_to_world_origin
+from wbm_control.differential_ik import DifferentialIK
 from wbm_control.exceptions import InputError
 from wbm_control.qp import INFINITY, DenseQP
 from wbm_control.small_linalg import solve_3x3
@@ -337,7 +339,7 @@ def test_the_faster_step_computes_what_the_step_before_computed(icub, mode, monk
         initial_soles=tuple(controller.settings.initial_contacts),
         velocity_cutoff=settings.velocity_cutoff or None,
     )
-    compared: dict[str, int] = {"trajectory": 0, "qp": 0, "distribution": 0}
+    compared = {"trajectory": 0, "qp": 0, "distribution": 0, "targets": 0, "moving targets": 0}
     contact_counts: set[int] = set()
 
     sample = QuinticPoseTrajectory.sample
@@ -366,6 +368,19 @@ def test_the_faster_step_computes_what_the_step_before_computed(icub, mode, monk
 
         monkeypatch.setattr(torque_mode, "build_whole_body_qp", compared_build)
     else:
+        set_targets = DifferentialIK._set_task_targets
+
+        def compared_targets(ik, dt):
+            set_targets(ik, dt)
+            for name, task in ik.frame_tasks.items():
+                target = ik._targets[name]
+                ff = ik._feedforward[name] / max(ik.gains[name], 1e-9)
+                before = pin.SE3(target.rotation, target.translation + ff)  # the formula before
+                _close(task.transform_target_to_world.homogeneous, before.homogeneous, name)
+                compared["moving targets"] += bool(ik._feedforward[name].any())
+            compared["targets"] += 1
+
+        monkeypatch.setattr(DifferentialIK, "_set_task_targets", compared_targets)
         distribution = wrench_distribution.build_wrench_distribution
 
         def compared_distribution(contacts, com, net, **kwargs):
@@ -406,7 +421,10 @@ def test_the_faster_step_computes_what_the_step_before_computed(icub, mode, monk
     # What was compared: one and two soles loaded and held, moving and held references.
     assert len(loaded_sets) >= 2 and contact_counts == {1, 2}, (loaded_sets, contact_counts)
     assert compared["trajectory"] >= STEPS
-    assert compared["qp" if mode == "torque" else "distribution"] == STEPS
+    for what in ("qp",) if mode == "torque" else ("distribution", "targets"):
+        assert compared[what] == STEPS, compared
+    if mode == "ik":  # targets with a feed-forward velocity (the lifted foot's) and without
+        assert 0 < compared["moving targets"] < 5 * STEPS, compared
 
 
 def test_small_linalg_helpers_are_the_functions_they_replace():

@@ -213,8 +213,12 @@ class DifferentialIK:
             target = self._targets.get(name)
             if target is None:
                 raise InputError(f"target of task '{name}'", "a target set before solving")
-            ff = self._feedforward[name] / max(self.gains[name], 1e-9)
-            task.set_target(pin.SE3(target.rotation, target.translation + ff))
+            feedforward = self._feedforward[name]
+            if feedforward.any():
+                ff = feedforward / max(self.gains[name], 1e-9)
+                task.set_target(pin.SE3(target.rotation, target.translation + ff))
+            else:  # p + 0 = p: the target itself (pink's set_target copies it)
+                task.set_target(target)
             task.gain = min(1.0, self.gains[name] * dt)
         if self.com_task is not None:
             target = self._targets.get("com")
