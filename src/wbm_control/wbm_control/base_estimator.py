@@ -326,16 +326,16 @@ def _shift_to_world_origin(
     wrench_about_base_origin: np.ndarray, base_position: np.ndarray
 ) -> np.ndarray:
     """Move a world-axes wrench from the base origin (at p) to the world origin."""
-    w = wrench_about_base_origin
-    p = base_position
+    w0, w1, w2, w3, w4, w5 = wrench_about_base_origin.tolist()  # floats: numpy's arithmetic
+    p0, p1, p2 = base_position.tolist()
     # tau + p x f, written out (np.cross costs more than the whole product here).
     return np.array(
         [
-            w[0],
-            w[1],
-            w[2],
-            w[3] + (p[1] * w[2] - p[2] * w[1]),
-            w[4] + (p[2] * w[0] - p[0] * w[2]),
-            w[5] + (p[0] * w[1] - p[1] * w[0]),
+            w0,
+            w1,
+            w2,
+            w3 + (p1 * w2 - p2 * w1),
+            w4 + (p2 * w0 - p0 * w2),
+            w5 + (p0 * w1 - p1 * w0),
         ]
     )

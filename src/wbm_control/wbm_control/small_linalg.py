@@ -56,7 +56,7 @@ def rotation_from_quaternion_xyzw(quaternion_xyzw: np.ndarray) -> np.ndarray:
     The formula of :func:`wbm_description.conventions.rotation_from_quaternion_xyzw`, on floats.
     """
     array = np.asarray(quaternion_xyzw, dtype=float)
-    x, y, z, w = (array / np.linalg.norm(array)).tolist()
+    x, y, z, w = (array / norm(array)).tolist()
     return np.array(
         [
             [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
