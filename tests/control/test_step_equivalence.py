@@ -15,7 +15,9 @@ one run per mode:
   rows kept while the same soles are held): H, g, A, b, C, l, u and the torque map;
 - mode "ik": the wrench distribution QP of the feed-forward (its blocks that depend on the held
   soles only kept while they are held): H, g, A, b, C, l, u; the IK's frame targets (a target
-  without feed-forward velocity taken as it is, not rebuilt as p + 0).
+  without feed-forward velocity taken as it is, not rebuilt as p + 0);
+- the DCM feedback's ZMP and CoM acceleration on floats (random states, to the bit) and the
+  small 3-vector helpers (random inputs, to the bit).
 
 Tolerance 1e-9 (m, rad, m/s, rad/s, N, N m, and the QPs' entries, up to ~1e4), the regression
 test's: the new formulas are the old ones with sums reordered and an identity R^T R dropped,
@@ -454,3 +456,30 @@ def test_small_linalg_helpers_are_the_functions_they_replace():
             small_linalg.rotation_from_quaternion_xyzw(quaternion),
             rotation_from_quaternion_xyzw(quaternion),
         )
+
+
+def test_dcm_feedback_on_floats_is_the_array_formula():
+    """DcmStabilizer.com_acceleration computes zmp_command's formula on floats: the array
+    formula before it (kept here) gives the same numbers to the bit (tolerance 0), inside and
+    outside a support polygon (projected), on random states, gains and heights."""
+    from wbm_control.balance import DcmStabilizer, divergent_component_of_motion
+    from wbm_description.support_geometry import convex_hull_2d
+
+    def before(stabilizer, com, velocity, reference, rate, acceleration, omega, polygon):
+        xi = divergent_component_of_motion(com, velocity, omega)
+        xi_ref = divergent_component_of_motion(reference, rate, omega)
+        xi_ref_rate = np.asarray(rate) + np.asarray(acceleration) / omega
+        zmp = stabilizer.zmp_command(xi, xi_ref, xi_ref_rate, omega, polygon)
+        return omega**2 * (np.asarray(com, dtype=float)[:2] - zmp), zmp
+
+    rng = np.random.default_rng(11)
+    polygon = convex_hull_2d(rng.uniform(-0.1, 0.1, (8, 2)))
+    for k in range(200):
+        stabilizer = DcmStabilizer(gain=rng.uniform(0.0, 5.0), zmp_margin=0.005)
+        state = [rng.normal(0.0, 0.05, 3) for _ in range(5)]
+        omega = float(np.sqrt(9.81 / rng.uniform(0.3, 0.8)))
+        hull = polygon if k % 2 else None
+        new = stabilizer.com_acceleration(*state, omega, hull)
+        old = before(stabilizer, *state, omega, hull)
+        np.testing.assert_array_equal(new[0], old[0])
+        np.testing.assert_array_equal(new[1], old[1])
