@@ -16,8 +16,8 @@ one run per mode:
 - mode "ik": the wrench distribution QP of the feed-forward (its blocks that depend on the held
   soles only kept while they are held): H, g, A, b, C, l, u; the IK's frame targets (a target
   without feed-forward velocity taken as it is, not rebuilt as p + 0);
-- the DCM feedback's ZMP and CoM acceleration on floats (random states, to the bit) and the
-  small 3-vector helpers (random inputs, to the bit).
+- the DCM feedback's ZMP and CoM acceleration on floats, and small_linalg's ``norm`` and
+  quaternion rotation (random inputs, to the bit).
 
 Tolerance 1e-9 (m, rad, m/s, rad/s, N, N m, and the QPs' entries, up to ~1e4), the regression
 test's: the new formulas are the old ones with sums reordered and an identity R^T R dropped,
