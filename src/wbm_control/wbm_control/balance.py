@@ -226,8 +226,19 @@ class DcmStabilizer:
         Returns:
             (cdd_xy [m/s^2], zmp_xy [m]) with cdd = omega^2 (c - z).
         """
-        xi = divergent_component_of_motion(com, com_velocity, omega)
-        xi_ref = divergent_component_of_motion(com_ref, com_ref_velocity, omega)
-        xi_ref_rate = np.asarray(com_ref_velocity) + np.asarray(com_ref_acceleration) / omega
-        zmp = self.zmp_command(xi, xi_ref, xi_ref_rate, omega, support_polygon)
-        return omega**2 * (np.asarray(com, dtype=float)[:2] - zmp), zmp
+        # zmp_command's formula on the horizontal coordinates as floats (the same operations in
+        # the same order as on the arrays: the same numbers, without 20 small-array calls).
+        com = np.asarray(com, dtype=float)
+        c = com[:2].tolist()
+        cd = np.asarray(com_ref_velocity, dtype=float)[:2].tolist()
+        cdd = np.asarray(com_ref_acceleration, dtype=float)[:2].tolist()
+        v = np.asarray(com_velocity, dtype=float)[:2].tolist()
+        r = np.asarray(com_ref, dtype=float)[:2].tolist()
+        gain = 1.0 + self.gain / omega
+        zmp = np.empty(2)
+        for i in range(2):
+            xi, xi_ref = c[i] + v[i] / omega, r[i] + cd[i] / omega
+            zmp[i] = (xi_ref - (cd[i] + cdd[i] / omega) / omega) + gain * (xi - xi_ref)
+        if support_polygon is not None and len(support_polygon) >= 3:
+            zmp = project_into_polygon(zmp, support_polygon, self.zmp_margin)
+        return omega**2 * (com[:2] - zmp), zmp

@@ -24,8 +24,7 @@ import pinocchio as pin
 
 from wbm_control.balance import ft_wrenches_in_world
 from wbm_control.exceptions import InputError
-from wbm_control.small_linalg import solve_3x3
-from wbm_description.conventions import rotation_from_quaternion_xyzw
+from wbm_control.small_linalg import rotation_from_quaternion_xyzw, solve_3x3
 from wbm_description.robot_io import RobotReadings
 from wbm_description.whole_body_model import WholeBodyModel
 
@@ -127,6 +126,7 @@ class BaseEstimator:
             )
         self.velocity_cutoff = velocity_cutoff
         self._q_base_frame = pin.neutral(self.pin_model)  # base at the origin, identity
+        self._rows_buffers: dict[int, np.ndarray] = {}  # fixed soles' Jacobian rows by count
         self.initial_sole_position = (
             np.zeros(3)
             if initial_sole_position is None
@@ -142,6 +142,7 @@ class BaseEstimator:
         self._loaded: set[str] = set(self._anchors)
         self._armed: set[str] = set(self._anchors)  # may be released when their load drops
         self._last: BaseEstimate | None = None
+        self._last_rotation: np.ndarray | None = None  # base rotation of self._last
         self._last_time: float | None = None
 
     @property
@@ -242,14 +243,22 @@ class BaseEstimator:
                 self._loaded.add(sole)
         # In the config's sole order, not the set's (string hashes vary between processes).
         anchored = [s for s in self.sole_frame_ids if s in self._loaded and s in self._anchors]
+        last = self._last
+        # The last estimate's base rotation (that of its quaternion, kept from its update).
+        rotation_last = self._last_rotation
         if anchored:
-            weights = np.array([max(normal_forces.get(s, 1.0), 1.0) for s in anchored])
-            positions = np.array([self._anchors[s] - sole_offsets[s] for s in anchored])
-            q[:3] = weights @ positions / weights.sum()
-        elif self._last is not None:
+            # The weighted mean of the anchors minus the offsets, written out (one sole or
+            # two: no (k,) and (k, 3) arrays to build for a product).
+            weight_sum = 0.0
+            position = np.zeros(3)
+            for sole in anchored:
+                weight = max(normal_forces.get(sole, 1.0), 1.0)
+                weight_sum += weight
+                position += weight * (self._anchors[sole] - sole_offsets[sole])
+            q[:3] = position / weight_sum
+        elif last is not None:
             dt = max(readings.time - (self._last_time or readings.time), 0.0)
-            rotation_last = pin.Quaternion(self._last.q[3:7]).toRotationMatrix()
-            q[:3] = self._last.q[:3] + dt * rotation_last @ self._last.v[:3]
+            q[:3] = last.q[:3] + dt * rotation_last @ last.v[:3]
         for sole in self.sole_frame_ids:
             force = normal_forces.get(sole)
             if force is None or force <= self.load_threshold:
@@ -260,7 +269,7 @@ class BaseEstimator:
                 self._anchors[sole] = q[:3] + sole_offsets[sole]
 
         # Velocities: gyro for the base angular velocity, fixed soles for the linear one.
-        v = np.zeros(self.pin_model.nv)
+        v = np.empty(self.pin_model.nv)
         v[6:] = dq_j
         # The IMU's LOCAL Jacobian does not depend on the base placement.
         J_imu = pin.getFrameJacobian(self.pin_model, self.data, self.imu_frame_id, _LOCAL)
@@ -269,27 +278,24 @@ class BaseEstimator:
         v[3:6] = J_imu[3:6, 3:6].T @ (gyro - J_imu[3:6, 6:] @ dq_j)
         fixed = [s for s in self.sole_frame_ids if s in self._loaded and s in self._anchors]
         if fixed:
-            # Least squares over the fixed soles, B_i v_b = r_i, by its normal equations (each
-            # B_i is R times the base block at identity, a rotation for a free-flyer: full rank).
-            normal_matrix, normal_rhs = np.zeros((3, 3)), np.zeros(3)
-            for sole in fixed:
-                # Linear rows of the LOCAL_WORLD_ALIGNED Jacobian with the base rotated: R J.
-                J = pin.getFrameJacobian(
-                    self.pin_model, self.data, self.sole_frame_ids[sole], _LWA
-                )[0:3]
-                rows_base = base_rotation @ J[:, 0:3]
-                normal_matrix += rows_base.T @ rows_base
-                normal_rhs -= rows_base.T @ (base_rotation @ (J[:, 3:] @ v[3:]))
-            v[0:3] = solve_3x3(normal_matrix, normal_rhs)
-        elif self._last is not None:
-            rotation_last = pin.Quaternion(self._last.q[3:7]).toRotationMatrix()
-            v[0:3] = rotation.T @ (rotation_last @ self._last.v[:3])
+            # Least squares over the fixed soles, B_i v_b = r_i, by its normal equations. With
+            # the base rotated by R, B_i = R J_i,b and r_i = -R J_i,j v_j (J_i: the linear rows
+            # of the LOCAL_WORLD_ALIGNED Jacobian at the base origin); R^T R = I, so the normal
+            # equations are those of the Jacobians at the base origin: sum J_i,b^T J_i,b v_b =
+            # -sum J_i,b^T J_i,j v_j, one stacked product each.
+            rows = self._fixed_rows(fixed)
+            rows_base = rows[:, 0:3]
+            normal_rhs = rows_base.T @ (rows[:, 3:] @ v[3:])
+            v[0:3] = solve_3x3(rows_base.T @ rows_base, -normal_rhs)
+        elif last is not None:
+            v[0:3] = rotation.T @ (rotation_last @ last.v[:3])
+        else:
+            v[0:3] = 0.0
 
-        if self.velocity_cutoff is not None and self._last is not None:
+        if self.velocity_cutoff is not None and last is not None:
             dt = max(readings.time - (self._last_time or readings.time), 0.0)
             alpha = dt / (dt + 1.0 / (2.0 * np.pi * self.velocity_cutoff))
-            rotation_last = pin.Quaternion(self._last.q[3:7]).toRotationMatrix()
-            previous_world = rotation_last @ self._last.v[:3]
+            previous_world = rotation_last @ last.v[:3]
             filtered_world = previous_world + alpha * (rotation @ v[0:3] - previous_world)
             v[0:3] = rotation.T @ filtered_world
 
@@ -298,23 +304,38 @@ class BaseEstimator:
         }
         estimate = BaseEstimate(q, v, tuple(sorted(fixed)), foot_wrenches, normal_forces)
         self._last, self._last_time = estimate, readings.time
+        self._last_rotation = rotation
         return estimate
+
+    def _fixed_rows(self, fixed: list[str]) -> np.ndarray:
+        """The linear rows of the fixed soles' LOCAL_WORLD_ALIGNED Jacobians, stacked (3k x nv).
+
+        At the base origin (:meth:`_kinematics_in_base`), written into a buffer per sole count.
+        """
+        rows = self._rows_buffers.get(len(fixed))
+        if rows is None:
+            rows = self._rows_buffers[len(fixed)] = np.empty((3 * len(fixed), self.pin_model.nv))
+        for i, sole in enumerate(fixed):
+            rows[3 * i : 3 * i + 3] = pin.getFrameJacobian(
+                self.pin_model, self.data, self.sole_frame_ids[sole], _LWA
+            )[0:3]
+        return rows
 
 
 def _shift_to_world_origin(
     wrench_about_base_origin: np.ndarray, base_position: np.ndarray
 ) -> np.ndarray:
     """Move a world-axes wrench from the base origin (at p) to the world origin."""
-    w = wrench_about_base_origin
-    p = base_position
+    w0, w1, w2, w3, w4, w5 = wrench_about_base_origin.tolist()  # floats: numpy's arithmetic
+    p0, p1, p2 = base_position.tolist()
     # tau + p x f, written out (np.cross costs more than the whole product here).
     return np.array(
         [
-            w[0],
-            w[1],
-            w[2],
-            w[3] + (p[1] * w[2] - p[2] * w[1]),
-            w[4] + (p[2] * w[0] - p[0] * w[2]),
-            w[5] + (p[0] * w[1] - p[1] * w[0]),
+            w0,
+            w1,
+            w2,
+            w3 + (p1 * w2 - p2 * w1),
+            w4 + (p2 * w0 - p0 * w2),
+            w5 + (p0 * w1 - p1 * w0),
         ]
     )

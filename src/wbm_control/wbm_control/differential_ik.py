@@ -169,6 +169,7 @@ class DifferentialIK:
             for matrix in (limit.projection_matrix, -limit.projection_matrix)
         ]
         self._inequality_matrix = np.vstack(blocks) if blocks else None
+        self._frame_rows = np.empty((6, self.model.nv))  # a frame task's weighted Jacobian
 
     @property
     def tasks(self) -> list:
@@ -212,8 +213,12 @@ class DifferentialIK:
             target = self._targets.get(name)
             if target is None:
                 raise InputError(f"target of task '{name}'", "a target set before solving")
-            ff = self._feedforward[name] / max(self.gains[name], 1e-9)
-            task.set_target(pin.SE3(target.rotation, target.translation + ff))
+            feedforward = self._feedforward[name]
+            if feedforward.any():
+                ff = feedforward / max(self.gains[name], 1e-9)
+                task.set_target(pin.SE3(target.rotation, target.translation + ff))
+            else:  # p + 0 = p: the target itself (pink's set_target copies it)
+                task.set_target(target)
             task.gain = min(1.0, self.gains[name] * dt)
         if self.com_task is not None:
             target = self._targets.get("com")
@@ -247,14 +252,26 @@ class DifferentialIK:
         nv = model.nv
         H = self.damping * np.eye(nv)
         c = np.zeros(nv)
+        # Each frame task's term 1/2 ||W J dq + W (gain e)||^2 (pink's objective), added in
+        # pink's order, with its weighted Jacobian written into one buffer. pink's Jacobian is
+        # -Jlog6 J_local: the sign is carried by the weighted error instead, which gives the
+        # same numbers to the bit (H: (-X)^T (-X) = X^T X; c: -(W (-gain e))^T (W (-Jlog6 J))
+        # = (W (-gain e))^T (W Jlog6 J), every product negated twice).
+        weighted_jacobian, oMf = self._frame_rows, data.oMf
         for name, task in self.frame_tasks.items():
-            frame_to_world = data.oMf[self._frame_ids[name]]
+            frame_id = self._frame_ids[name]
+            frame_to_world = oMf[frame_id]
             target_to_world = task.transform_target_to_world
             error = pin.log(frame_to_world.actInv(target_to_world)).vector
-            jacobian = -pin.Jlog6(target_to_world.actInv(frame_to_world)) @ pin.getFrameJacobian(
-                model, data, self._frame_ids[name], LOCAL
+            np.matmul(
+                pin.Jlog6(target_to_world.actInv(frame_to_world)),
+                pin.getFrameJacobian(model, data, frame_id, LOCAL),
+                out=weighted_jacobian,
             )
-            self._add_objective(H, c, jacobian, error, task.cost, task.gain)
+            cost = task.cost
+            weighted_jacobian *= cost[:, None]
+            H += weighted_jacobian.T @ weighted_jacobian
+            c += (cost * (-task.gain * error)) @ weighted_jacobian
         # Posture: e = q* - q (joints), J = [0 I]; the weight is a scalar (diagonal terms only).
         posture = self.posture_task
         root = self._root_nv

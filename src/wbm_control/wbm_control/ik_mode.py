@@ -33,6 +33,7 @@ from wbm_control.exceptions import NoSolutionFound
 from wbm_control.qp import DenseQPSolver
 from wbm_control.qp_fallback import IK_CLIPPED, ik_fallback_step
 from wbm_control.robot_kinematics import RobotKinematics
+from wbm_control.small_linalg import norm
 from wbm_control.tasks import TaskSet
 from wbm_control.walking.position_stabilizer import ZmpComController
 from wbm_control.walking.references import WalkingReferences
@@ -146,7 +147,7 @@ class IkMode:
             pose, velocity_ref, _ = task.reference(t)
             self.ik.set_frame_target(name, pose, velocity_ref[:3])
             error = pose.translation - kinematics.placements[task.frame_id].translation
-            status.task_errors[name] = float(np.linalg.norm(error))
+            status.task_errors[name] = norm(error)
         self.ik.set_frame_target(tasks.base_orientation.name, tasks.base_orientation.ik_target())
 
     def com_target(

@@ -186,19 +186,22 @@ def polish_on_active_set(
     kkt = np.zeros((n + m, n + m), order="F")
     kkt[:n, :n] = H
     kkt[n : n + n_eq, :n] = A
-    kkt[n + n_eq : n + n_eq + upper.size, :n] = C[upper]
-    kkt[n + n_eq + upper.size :, :n] = C[lower]
-    kkt[:n, n:] = kkt[n:, :n].T
     rhs = np.empty(n + m)
     np.negative(problem.g, out=rhs[:n])
     rhs[n : n + n_eq] = problem.b
-    rhs[n + n_eq : n + n_eq + upper.size] = problem.u[upper]
-    rhs[n + n_eq + upper.size :] = problem.l[lower]
+    if upper.size:  # (no fancy indexing for an empty active set: the standing robot's)
+        kkt[n + n_eq : n + n_eq + upper.size, :n] = C[upper]
+        rhs[n + n_eq : n + n_eq + upper.size] = problem.u[upper]
+    if lower.size:
+        kkt[n + n_eq + upper.size :, :n] = C[lower]
+        rhs[n + n_eq + upper.size :] = problem.l[lower]
+    kkt[:n, n:] = kkt[n:, :n].T
     _, _, result, info = _GESV(kkt, rhs, overwrite_a=1, overwrite_b=0)
     if info != 0:
         return None
     solution = result[:n]
-    if not np.isfinite(solution).all():
+    # Not "<=": a NaN or an infinite entry fails it (the solution is not finite: None).
+    if not float(np.abs(solution - x).max()) <= 1e-3 * (1.0 + float(np.abs(x).max())):
         return None
     eq = float(np.abs(A @ solution - problem.b).max()) if n_eq else 0.0
     Cx = C @ solution
@@ -207,8 +210,6 @@ def polish_on_active_set(
         ineq = max(float((Cx - problem.u).max()), float((problem.l - Cx).max()), 0.0)
     h = rhs[n:]
     scale = 1.0 + (float(np.abs(h).max()) if h.size else 0.0)
-    if max(eq, ineq) > tolerance * scale or float(np.abs(solution - x).max()) > 1e-3 * (
-        1.0 + float(np.abs(x).max())
-    ):
+    if max(eq, ineq) > tolerance * scale:
         return None
     return solution

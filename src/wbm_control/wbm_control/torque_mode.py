@@ -23,6 +23,7 @@ from wbm_control.exceptions import NoSolutionFound
 from wbm_control.qp import DenseQPSolver
 from wbm_control.qp_fallback import QpFallback
 from wbm_control.robot_kinematics import RobotKinematics
+from wbm_control.small_linalg import norm
 from wbm_control.tasks import Balance, TaskSet
 from wbm_control.whole_body_qp import (
     AccelerationTask,
@@ -88,7 +89,7 @@ class TorqueMode:
         """CoM, base orientation, posture and the frame tasks of the soles not held."""
         result = [tasks.com.compute_acceleration_task(kinematics, balance)]
         error = tasks.base_orientation.compute_error(kinematics)
-        status.task_errors[tasks.base_orientation.name] = float(np.linalg.norm(error))
+        status.task_errors[tasks.base_orientation.name] = norm(error)
         result.append(tasks.base_orientation.compute_acceleration_task(kinematics, error))
         result.append(tasks.posture.compute_acceleration_task(kinematics))
         held_tasks = tasks.held_task_names([contact.sole.name for contact in held])
@@ -97,7 +98,7 @@ class TorqueMode:
                 continue
             reference = task.reference(t)
             error = task.compute_error(kinematics, reference[0])
-            status.task_errors[name] = float(np.linalg.norm(error[:3]))
+            status.task_errors[name] = norm(error[:3])
             result.append(task.compute_acceleration_task(kinematics, reference, error))
         return result
 

@@ -7,6 +7,7 @@ ends: s(tau) = 10 tau^3 - 15 tau^4 + 6 tau^5 with tau = t / T.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pinocchio as pin
@@ -50,10 +51,15 @@ class QuinticPointTrajectory:
     start_time: float
     duration: float
 
+    @cached_property
+    def _delta(self) -> np.ndarray:
+        """The goal minus the start (computed once: the fields are frozen)."""
+        return np.asarray(self.goal, dtype=float) - np.asarray(self.start, dtype=float)
+
     def sample(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Position, velocity and acceleration at time t (held at the ends)."""
         s, ds, dds = quintic_time_scaling(t - self.start_time, self.duration)
-        delta = np.asarray(self.goal, dtype=float) - np.asarray(self.start, dtype=float)
+        delta = self._delta
         return self.start + s * delta, ds * delta, dds * delta
 
 
@@ -81,14 +87,40 @@ class QuinticPoseTrajectory:
 
         Returns:
             (pose in the world, (linear, angular) velocity in world axes [m/s, rad/s],
-            (linear, angular) acceleration in world axes [m/s^2, rad/s^2]).
+            (linear, angular) acceleration in world axes [m/s^2, rad/s^2]). A trajectory from a
+            pose to itself (the same object) gives that pose and zero velocity and acceleration.
         """
+        if self.start is self.goal:
+            # Holding a pose (FrameTask.start): the exact sample at any t, without the rounding
+            # (about 1e-16) of log3(R^T R) of a rotation with itself.
+            return self.start.copy(), np.zeros(6), np.zeros(6)
         s, ds, dds = quintic_time_scaling(t - self.start_time, self.duration)
-        delta_p = self.goal.translation - self.start.translation
-        axis_angle_in_start = pin.log3(self.start.rotation.T @ self.goal.rotation)
-        rotation = self.start.rotation @ pin.exp3(s * axis_angle_in_start)
-        axis_angle_in_world = self.start.rotation @ axis_angle_in_start
-        pose = pin.SE3(rotation, self.start.translation + s * delta_p)
-        velocity = np.concatenate([ds * delta_p, ds * axis_angle_in_world])
-        acceleration = np.concatenate([dds * delta_p, dds * axis_angle_in_world])
+        start_rotation, start_translation, delta_p, axis_angle_in_start, axis_angle_in_world = (
+            self._constants
+        )
+        rotation = start_rotation @ pin.exp3(s * axis_angle_in_start)
+        pose = pin.SE3(rotation, start_translation + s * delta_p)
+        velocity = np.empty(6)
+        np.multiply(ds, delta_p, out=velocity[:3])
+        np.multiply(ds, axis_angle_in_world, out=velocity[3:])
+        acceleration = np.empty(6)
+        np.multiply(dds, delta_p, out=acceleration[:3])
+        np.multiply(dds, axis_angle_in_world, out=acceleration[3:])
         return pose, velocity, acceleration
+
+    @cached_property
+    def _constants(self) -> tuple[np.ndarray, ...]:
+        """What :meth:`sample` needs that does not depend on t (computed once: frozen fields).
+
+        (R_start, p_start, p_goal - p_start, log3(R_start^T R_goal) in start axes, the same
+        axis-angle in world axes.)
+        """
+        start_rotation = self.start.rotation
+        axis_angle_in_start = pin.log3(start_rotation.T @ self.goal.rotation)
+        return (
+            start_rotation,
+            self.start.translation,
+            self.goal.translation - self.start.translation,
+            axis_angle_in_start,
+            start_rotation @ axis_angle_in_start,
+        )

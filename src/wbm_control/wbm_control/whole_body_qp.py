@@ -142,18 +142,10 @@ def build_whole_body_qp(
     H = np.zeros((n, n))
     g = np.zeros(n)
     if tasks:
-        rows = sum(len(task.desired) for task in tasks)
-        J = np.empty((rows, nv))
-        w = np.empty(rows)
-        residual = np.empty(rows)
-        row = 0
-        for task in tasks:
-            m = len(task.desired)
-            J[row : row + m] = task.jacobian
-            w[row : row + m] = task.weight
-            residual[row : row + m] = task.desired
-            residual[row : row + m] -= task.drift
-            row += m
+        J = np.concatenate([task.jacobian for task in tasks])
+        w = np.concatenate([_row_weights(task) for task in tasks])
+        residual = np.concatenate([task.desired for task in tasks])
+        residual -= np.concatenate([task.drift for task in tasks])
         WJ = w[:, None] * J
         H[:nv, :nv] = J.T @ WJ
         g[:nv] = -(WJ.T @ residual)
@@ -162,7 +154,7 @@ def build_whole_body_qp(
     diagonal[nv:] += wrench_weight
 
     # Equalities: floating-base rows of the equations of motion, then the contacts.
-    Jc = np.vstack([c.jacobian for c in contacts]) if k else np.zeros((0, nv))
+    Jc = np.concatenate([c.jacobian for c in contacts]) if k else np.zeros((0, nv))
     A = np.zeros((base_dofs + 6 * k, n))
     b = np.empty(base_dofs + 6 * k)
     A[:base_dofs, :nv] = M[:base_dofs]
@@ -170,34 +162,79 @@ def build_whole_body_qp(
     A[base_dofs:, :nv] = Jc
     b[:base_dofs] = -h[:base_dofs]
     if k:
-        b[base_dofs:] = np.concatenate([c.desired for c in contacts]) - np.concatenate(
-            [c.drift for c in contacts]
-        )
+        b[base_dofs:] = np.concatenate([c.desired for c in contacts])
+        b[base_dofs:] -= np.concatenate([c.drift for c in contacts])
 
     # Inequalities: the cones (block diagonal), the normal forces, the torque limits.
-    cone_sizes = [c.cone.shape[0] for c in contacts]
-    n_cone = sum(cone_sizes)
-    C = np.zeros((n_cone + k + ndof, n))
-    row = 0
-    for i, contact in enumerate(contacts):
-        C[row : row + cone_sizes[i], nv + 6 * i : nv + 6 * i + 6] = contact.cone
-        C[n_cone + i, nv + 6 * i + 2] = 1.0
-        row += cone_sizes[i]
-    torque_matrix = C[n_cone + k :]
+    top, top_lower, top_upper = _contact_rows(contacts, nv, min_normal_force)
+    n_top = top.shape[0]
+    C = np.empty((n_top + ndof, n))
+    C[:n_top] = top
+    torque_matrix = C[n_top:]
     torque_matrix[:, :nv] = M[base_dofs:]
     torque_matrix[:, nv:] = -Jc[:, base_dofs:].T
     torque_matrix = torque_matrix.copy()
     torque_offset = h[base_dofs:].copy()
-    lower = np.empty(n_cone + k + ndof)
-    upper = np.empty(n_cone + k + ndof)
-    lower[:n_cone] = -INFINITY
-    upper[:n_cone] = 0.0
-    lower[n_cone : n_cone + k] = min_normal_force
-    upper[n_cone : n_cone + k] = INFINITY
-    lower[n_cone + k :] = -limits - torque_offset
-    upper[n_cone + k :] = limits - torque_offset
+    lower = np.empty(n_top + ndof)
+    upper = np.empty(n_top + ndof)
+    lower[:n_top] = top_lower
+    upper[:n_top] = top_upper
+    lower[n_top:] = -limits - torque_offset
+    upper[n_top:] = limits - torque_offset
     problem = DenseQP(H=H, g=g, A=A, b=b, C=C, l=lower, u=upper)
     return WholeBodyQP(problem, nv, tuple(c.name for c in contacts), torque_matrix, torque_offset)
+
+
+def _row_weights(task: AccelerationTask) -> np.ndarray:
+    """The task's weight per row (m,)."""
+    weight = task.weight
+    if isinstance(weight, np.ndarray) and weight.shape == (len(task.desired),):
+        return weight
+    return np.full(len(task.desired), weight, dtype=float)
+
+
+#: The last contacts' cone and normal-force rows: the cones are the held soles' (read-only,
+#: computed once per hold, :meth:`~wbm_control.contacts.ActiveContact.cone`), so the rows of
+#: the same cone arrays are the same at every step.
+_contact_rows_cache: list[tuple[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]]] = []
+
+
+def _contact_rows(
+    contacts: Sequence[ContactConstraint], nv: int, min_normal_force: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The inequality rows of the cones (block diagonal) and normal forces, and their bounds.
+
+    Computed once while the contacts' cone arrays (compared by identity, kept referenced),
+    nv and the minimum normal force are those of the last call (read-only arrays).
+    """
+    cones = tuple(c.cone for c in contacts)
+    key = (nv, float(min_normal_force))
+    if _contact_rows_cache:
+        (cached_cones, cached_key), rows = _contact_rows_cache[0]
+        if cached_key == key and len(cached_cones) == len(cones):
+            if all(a is b for a, b in zip(cached_cones, cones, strict=True)):
+                return rows
+    k = len(contacts)
+    cone_sizes = [cone.shape[0] for cone in cones]
+    n_cone = sum(cone_sizes)
+    top = np.zeros((n_cone + k, nv + 6 * k))
+    row = 0
+    for i, cone in enumerate(cones):
+        top[row : row + cone_sizes[i], nv + 6 * i : nv + 6 * i + 6] = cone
+        top[n_cone + i, nv + 6 * i + 2] = 1.0
+        row += cone_sizes[i]
+    lower = np.empty(n_cone + k)
+    upper = np.empty(n_cone + k)
+    lower[:n_cone] = -INFINITY
+    upper[:n_cone] = 0.0
+    lower[n_cone:] = min_normal_force
+    upper[n_cone:] = INFINITY
+    rows = (top, lower, upper)
+    if all(not cone.flags.writeable for cone in cones):  # cached only for constant cones
+        for array in rows:
+            array.flags.writeable = False
+        _contact_rows_cache[:] = [((cones, key), rows)]
+    return rows
 
 
 def read_solution(qp: WholeBodyQP, x: np.ndarray) -> WholeBodySolution:

@@ -66,6 +66,45 @@ def build_wrench_distribution(
     target = np.asarray(net_wrench_at_com, dtype=float)
     if target.shape != (6,) or not np.isfinite(target).all():
         raise InputError("net_wrench_at_com", "6 finite values", target)
+    H, C, A = _constant_parts(tuple(contacts), mu, tangential_weight, normal_weight, torque_weight)
+    A = A.copy()
+    com = np.asarray(com, dtype=float)
+    for k, contact in enumerate(contacts):
+        # The skew block of wrench_to_point_matrix(origin, com): (origin - com) x f.
+        x, y, z = (contact.placement.translation - com).tolist()
+        column = 6 * k
+        A[3, column + 1], A[3, column + 2] = -z, y
+        A[4, column], A[4, column + 2] = z, -x
+        A[5, column], A[5, column + 1] = -y, x
+    n = H.shape[0]
+    lower = np.full(C.shape[0], -INFINITY)
+    return DenseQP(H=H, g=np.zeros(n), A=A, b=target, C=C, l=lower, u=np.zeros(C.shape[0]))
+
+
+#: The last held contacts and weights, and what of the QP follows from them alone: the held
+#: soles do not move while held (ActiveContact), so a controller asks for the same at every step.
+_constant_cache: list[tuple[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]]] = []
+
+
+def _constant_parts(
+    contacts: tuple[ActiveContact, ...],
+    mu: float,
+    tangential_weight: float,
+    normal_weight: float,
+    torque_weight: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(H, C, A with its identity blocks) of :func:`build_wrench_distribution` (read-only).
+
+    They depend on the contacts' placements, the friction coefficient and the weights only:
+    computed once while the same contact objects (compared by identity, kept referenced) and
+    values are asked for.
+    """
+    key = (float(mu), float(tangential_weight), float(normal_weight), float(torque_weight))
+    if _constant_cache:
+        (cached_contacts, cached_key), parts = _constant_cache[0]
+        if cached_key == key and len(cached_contacts) == len(contacts):
+            if all(a is b for a, b in zip(cached_contacts, contacts, strict=True)):
+                return parts
     n = 6 * len(contacts)
     H = np.zeros((n, n))
     A = np.zeros((6, n))
@@ -73,14 +112,16 @@ def build_wrench_distribution(
     weights = np.diag([tangential_weight, tangential_weight, normal_weight] + [torque_weight] * 3)
     for k, contact in enumerate(contacts):
         block = slice(6 * k, 6 * k + 6)
-        origin = contact.placement.translation
-        A[:, block] = wrench_to_point_matrix(origin, com)
+        A[:, block] = np.eye(6)
         # Torque about the sole centre, world axes: tau_origin + (origin - centre) x f.
+        origin = contact.placement.translation
         to_center = wrench_to_point_matrix(origin, contact.center_in_world())
         H[block, block] = to_center.T @ weights @ to_center
         C[16 * k : 16 * k + 16, block] = contact.cone(mu)
-    lower = np.full(C.shape[0], -INFINITY)
-    return DenseQP(H=H, g=np.zeros(n), A=A, b=target, C=C, l=lower, u=np.zeros(C.shape[0]))
+    for array in (H, C, A):
+        array.flags.writeable = False
+    _constant_cache[:] = [((contacts, key), (H, C, A))]
+    return H, C, A
 
 
 def solve_wrench_distribution(

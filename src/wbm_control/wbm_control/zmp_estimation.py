@@ -149,13 +149,14 @@ class ZmpEstimator:
         v = np.asarray(v, dtype=float)
         hg = kinematics.centroidal_momentum.copy()
         if still_frames:
-            normal_matrix, normal_rhs = np.zeros((3, 3)), np.zeros(3)
-            for frame in still_frames:
-                jacobian = kinematics.jacobians[self.model.frame_id(frame)]
-                base = jacobian[:3, :3]
-                normal_matrix += base.T @ base
-                normal_rhs -= base.T @ (jacobian[:3, 3:] @ v[3:])
-            change = solve_3x3(normal_matrix, normal_rhs) - v[:3]
+            # The frames' linear rows stacked (3k x nv): the normal equations in one product
+            # each (the same sums as frame by frame, in another order).
+            rows = np.concatenate(
+                [kinematics.jacobians[self.model.frame_id(frame)][:3] for frame in still_frames]
+            )
+            base = rows[:, :3]
+            normal_rhs = base.T @ (rows[:, 3:] @ v[3:])
+            change = solve_3x3(base.T @ base, -normal_rhs) - v[:3]
             hg[:3] += self.mass * (kinematics.base_rotation @ change)
         com = kinematics.com
         hg[3:] += cross3(com, hg[:3])

@@ -22,6 +22,7 @@ from wbm_control.controller_settings import ComSettings
 from wbm_control.exceptions import TargetRejected
 from wbm_control.feasible_targets import Clamped, clamp_com_target, com_motion_duration
 from wbm_control.robot_kinematics import RobotKinematics
+from wbm_control.small_linalg import norm
 from wbm_control.tasks.frame_task import NOT_STARTED
 from wbm_control.trajectories import QuinticPointTrajectory
 from wbm_control.whole_body_qp import AccelerationTask
@@ -53,7 +54,7 @@ class Balance:
     @property
     def error(self) -> float:
         """Distance of the CoM to its reference [m]."""
-        return float(np.linalg.norm(self.reference[0] - self.com))
+        return norm(self.reference[0] - self.com)
 
 
 class ComTask:
