@@ -84,6 +84,7 @@ class _Selection:
     """
 
     joints: tuple[int, ...]
+    groups: tuple[int, ...]  # positions of ``joints`` in ``ContactPointSet.group_joints``
     index: np.ndarray  # point indices, grouped by joint
     rows: slice | np.ndarray  # ``index`` as a slice when contiguous (views instead of copies)
     group_of_point: np.ndarray  # position of each point's joint in ``joints``
@@ -111,6 +112,21 @@ class ContactKinematics:
     velocity: np.ndarray
     rotation: np.ndarray
     selection: _Selection | None
+
+
+class _JointViews:
+    """Live numpy views on one Pinocchio data's joint placements and twists (no copies).
+
+    Reading ``data.oMi[j].homogeneous`` or ``data.v[j].vector`` from Python costs a few
+    microseconds per access (a proxy object, then a new array); these views are taken once and
+    always show the data's current values (Pinocchio never reallocates them).
+    """
+
+    def __init__(self, data: pin.Data, joints: Sequence[int]):
+        self.data = data
+        self.rotation = [data.oMi[j].rotation for j in joints]
+        self.translation = [data.oMi[j].translation for j in joints]
+        self.twist = [data.v[j].vector for j in joints]
 
 
 class ContactPointSet:
@@ -152,7 +168,9 @@ class ContactPointSet:
                 for index in self.group_index
             ]
         )
+        self._radius = self.group_radius.tolist()
         self._selections: dict[tuple[bool, ...], _Selection] = {}
+        self._views: _JointViews | None = None
         nothing = np.zeros(0, dtype=int)
         self._empty = ContactKinematics(
             nothing, nothing, np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3, 3)), None
@@ -162,8 +180,9 @@ class ContactPointSet:
         selection = self._selections.get(near)
         if selection is not None:
             return selection
-        joints = tuple(j for j, keep in zip(self.group_joints, near, strict=True) if keep)
-        parts = [i for i, keep in zip(self.group_index, near, strict=True) if keep]
+        groups = tuple(k for k, keep in enumerate(near) if keep)
+        joints = tuple(self.group_joints[k] for k in groups)
+        parts = [self.group_index[k] for k in groups]
         index = np.concatenate(parts)
         group_of_point = np.concatenate([np.full(len(p), k) for k, p in enumerate(parts)])
         m, g = len(index), len(joints)
@@ -182,10 +201,23 @@ class ContactPointSet:
         contiguous = bool(np.all(np.diff(index) == 1))
         rows = slice(int(index[0]), int(index[-1]) + 1) if contiguous else index
         selection = _Selection(
-            joints, index, rows, group_of_point, position_map, velocity_map, velocity_map.T.copy()
+            joints,
+            groups,
+            index,
+            rows,
+            group_of_point,
+            position_map,
+            velocity_map,
+            velocity_map.T.copy(),
         )
         self._selections[near] = selection
         return selection
+
+    def _joint_views(self, data: pin.Data) -> _JointViews:
+        views = self._views
+        if views is None or views.data is not data:
+            views = self._views = _JointViews(data, self.group_joints)
+        return views
 
     def kinematics(
         self, data: pin.Data, environment: Environment, margin: float
@@ -197,20 +229,27 @@ class ContactPointSet:
         """
         if self.size == 0:
             return self._empty
-        placements_of_joints = data.oMi  # one access: each costs a few microseconds
-        placements = np.array([placements_of_joints[j].homogeneous for j in self.group_joints])
-        near = environment.near(placements[:, :3, 3], self.group_radius, margin)
-        key = tuple(near.tolist())
+        views = self._joint_views(data)
+        if environment.has_boxes:
+            centers = np.array(views.translation)
+            key = tuple(environment.near(centers, self.group_radius, margin).tolist())
+        else:  # the ground alone: a sphere is near when its centre is below radius + margin
+            key = tuple(
+                bool(t[2] <= radius + margin)
+                for t, radius in zip(views.translation, self._radius, strict=True)
+            )
         if not any(key):
             return self._empty
         selection = self._selection(key)
-        if len(selection.joints) < len(self.group_joints):
-            placements = placements[near]
-        twists_of_joints = data.v
-        twists = np.concatenate([twists_of_joints[j].vector for j in selection.joints])
-        position = (selection.position_map @ placements[:, :3, :].ravel()).reshape(-1, 3)
+        # h: the selected joints' top three rows of their homogeneous placements, (g, 3, 4).
+        placements = np.empty((len(selection.groups), 3, 4))
+        for k, group in enumerate(selection.groups):
+            placements[k, :, :3] = views.rotation[group]
+            placements[k, :, 3] = views.translation[group]
+        twists = np.concatenate([views.twist[group] for group in selection.groups])
+        position = (selection.position_map @ placements.ravel()).reshape(-1, 3)
         velocity_local = (selection.velocity_map @ twists).reshape(-1, 3, 1)
-        rotation = placements[selection.group_of_point, :3, :3]
+        rotation = placements[selection.group_of_point, :, :3]
         velocity = (rotation @ velocity_local)[:, :, 0]
         return ContactKinematics(
             selection.index, selection.rows, position, velocity, rotation, selection
@@ -253,14 +292,18 @@ class ContactPointSet:
 
     def add_joint_forces(
         self, kinematics: ContactKinematics, forces_world: np.ndarray, out: ExternalForces
-    ) -> None:
+    ) -> np.ndarray:
         """Add forces at the points of ``kinematics`` to Pinocchio's per-joint external forces.
 
         Args:
             kinematics: The points and their joint orientations.
             forces_world: Force on the robot at each of its points, world axes [N], (m, 3).
             out: Per-joint forces in the joint frames (Pinocchio's ``fext``), added to.
+
+        Returns:
+            The wrench added on each joint of the selection (joint frame), (g, 6).
         """
         joints, totals = self.joint_wrenches(kinematics, forces_world)
         for joint, total in zip(joints, totals, strict=True):
             out.add(joint, total)
+        return totals
