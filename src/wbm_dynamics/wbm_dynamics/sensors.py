@@ -19,6 +19,7 @@ acceleration (classical acceleration of the IMU origin minus gravity) in IMU axe
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -131,3 +132,163 @@ def imu_reading(
     rotation = pin.updateFramePlacement(model, data, frame_id).rotation
     gyro = pin.getFrameVelocity(model, data, frame_id, _LOCAL).angular
     return ImuReading(quaternion_xyzw_from_rotation(rotation), gyro.copy(), proper.copy())
+
+
+def _quaternion_xyzw(rotation: list[list[float]]) -> np.ndarray:
+    """:func:`~wbm_description.conventions.quaternion_xyzw_from_rotation` on Python floats.
+
+    The same Shepperd's method, branch by branch (w >= 0), without numpy's per-element calls.
+    """
+    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = rotation
+    trace = r00 + r11 + r22
+    if trace > 0.0:
+        s = 2.0 * math.sqrt(1.0 + trace)
+        q = ((r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s, s / 4)
+    elif r00 > r11 and r00 > r22:
+        s = 2.0 * math.sqrt(1.0 + r00 - r11 - r22)
+        q = (s / 4, (r01 + r10) / s, (r02 + r20) / s, (r21 - r12) / s)
+    elif r11 > r22:
+        s = 2.0 * math.sqrt(1.0 + r11 - r00 - r22)
+        q = ((r01 + r10) / s, s / 4, (r12 + r21) / s, (r02 - r20) / s)
+    else:
+        s = 2.0 * math.sqrt(1.0 + r22 - r00 - r11)
+        q = ((r02 + r20) / s, (r12 + r21) / s, s / 4, (r10 - r01) / s)
+    norm = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    if q[3] < 0.0:
+        norm = -norm
+    return np.array(q) / norm
+
+
+def _cross(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
+    """The cross product a x b of two 3-vectors of Python floats."""
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+class ImuModel:
+    """The IMU read from Pinocchio data the step already computed (no kinematics pass of its own).
+
+    Args:
+        model: The Pinocchio model.
+        frame_id: IMU frame.
+    """
+
+    def __init__(self, model: pin.Model, frame_id: int):
+        frame = model.frames[frame_id]
+        self.frame_id = frame_id
+        self.joint = frame.parentJoint
+        self.rotation_in_joint = frame.placement.rotation.copy()  # R_f: IMU axes in joint axes
+        self._offset = frame.placement.translation.tolist()  # p_f, joint axes [m]
+        self._rotation_transposed = self.rotation_in_joint.T.copy()
+
+    def proper_acceleration(self, twist: np.ndarray, acceleration_gf: np.ndarray) -> np.ndarray:
+        """Proper acceleration of the IMU origin in IMU axes [m/s^2], (3,).
+
+        Args:
+            twist: Spatial velocity (v, w) of the IMU's joint, joint frame, (6,).
+            acceleration_gf: Spatial acceleration minus gravity of that joint (Pinocchio's
+                ``data.a_gf``), joint frame, (6,).
+
+        The classical acceleration of the origin p_f of the IMU frame (a + alpha x p_f + w x
+        (v + w x p_f)), with gravity folded in: a_gf's linear part already holds -g.
+        """
+        v = twist.tolist()
+        a = acceleration_gf.tolist()
+        w = v[3:]
+        point_velocity = _cross(w, self._offset)
+        point_velocity = (
+            v[0] + point_velocity[0],
+            v[1] + point_velocity[1],
+            v[2] + point_velocity[2],
+        )
+        angular_term = _cross(a[3:], self._offset)
+        centripetal = _cross(w, point_velocity)
+        classical = np.array(
+            [
+                a[0] + angular_term[0] + centripetal[0],
+                a[1] + angular_term[1] + centripetal[1],
+                a[2] + angular_term[2] + centripetal[2],
+            ]
+        )
+        return self._rotation_transposed @ classical
+
+    def orientation_and_gyro(
+        self, joint_rotation: np.ndarray, twist: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Orientation (x, y, z, w) of the IMU in the world and its angular velocity (IMU axes).
+
+        Args:
+            joint_rotation: Orientation of the IMU's joint in the world, 3 x 3.
+            twist: Spatial velocity (v, w) of that joint, joint frame, (6,).
+        """
+        rotation = joint_rotation @ self.rotation_in_joint
+        gyro = self._rotation_transposed @ twist[3:]
+        return _quaternion_xyzw(rotation.tolist()), gyro
+
+
+class ForceTorqueFromStep:
+    """F/T readings from the step's own forward dynamics: sensors at the end of a joint's body.
+
+    For a sensor whose child side B holds no joints (a foot below its ankle sensor), the
+    Newton-Euler balance of B needs only the twist and the acceleration (minus gravity) of its
+    joint, which the step's ABA has computed, and the external wrench on B:
+
+        w_P->B = I_B a_gf + v x* (I_B v) - f_ext,B,   reading = -(S^-1 w_P->B) (sensor frame).
+
+    Args:
+        sensor: The sensor (its ``child_joints`` must be empty).
+    """
+
+    def __init__(self, sensor: ForceTorqueSensorModel):
+        if sensor.child_joints:
+            raise ValueError(f"F/T sensor '{sensor.name}' has joints on its child side")
+        self.sensor = sensor
+        self.joint = sensor.joint
+        self._inertia = sensor.child_inertia.matrix()  # 6 x 6, (linear, angular) order
+        rotation = sensor.joint_to_sensor.rotation
+        offset = sensor.joint_to_sensor.translation
+        # Force in joint frame to force in sensor frame (actInv on forces), negated: the reading
+        # is the child-on-parent wrench.
+        transform = np.zeros((6, 6))
+        transform[:3, :3] = rotation.T
+        transform[3:, 3:] = rotation.T
+        transform[3:, :3] = -rotation.T @ _skew(offset)
+        self._reading_map = -transform
+
+    def wrench(
+        self, twist: np.ndarray, acceleration_gf: np.ndarray, external_on_child: np.ndarray
+    ) -> np.ndarray:
+        """Child-on-parent wrench at the sensor, sensor axes (force [N], torque [N m]), (6,).
+
+        Args:
+            twist: Spatial velocity (v, w) of the sensor's joint, joint frame, (6,).
+            acceleration_gf: Its acceleration minus gravity (``data.a_gf``), joint frame, (6,).
+            external_on_child: Total external wrench on B (force, torque about the joint
+                origin), joint frame, (6,).
+        """
+        momentum = (self._inertia @ twist).tolist()
+        v = twist.tolist()
+        linear, angular = v[:3], v[3:]
+        # v x* h for a spatial force h = (f, n): (w x f, v x f + w x n).
+        force = _cross(angular, momentum[:3])
+        torque_a = _cross(linear, momentum[:3])
+        torque_b = _cross(angular, momentum[3:])
+        bias = np.array(
+            [
+                force[0],
+                force[1],
+                force[2],
+                torque_a[0] + torque_b[0],
+                torque_a[1] + torque_b[1],
+                torque_a[2] + torque_b[2],
+            ]
+        )
+        balance = self._inertia @ acceleration_gf
+        balance += bias
+        balance -= external_on_child
+        return self._reading_map @ balance
+
+
+def _skew(vector: np.ndarray) -> np.ndarray:
+    """The matrix [p]x with [p]x f = p x f, 3 x 3."""
+    x, y, z = vector
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
