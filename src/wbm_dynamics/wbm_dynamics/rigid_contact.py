@@ -284,12 +284,14 @@ class RigidContactSolver:
         position = kinematics.position
         heights = position[:, 2]
         active = heights < self.settings.activation_distance
-        rows = np.flatnonzero(active)
-        n = rows.size
+        everything = bool(active.all())
+        rows = kinematics.rows if everything else np.flatnonzero(active)
+        n = m if everything else rows.size
         if n == 0:
             self.reset()
             return RigidContactResult(np.zeros((m, 3)), 0, True, 0)
-        everything = n == m
+        # The points' rows of the warm start (a slice gives views).
+        previous_rows = kinematics.rows if everything else kinematics.index[rows]
         index = kinematics.index if everything else kinematics.index[rows]
         distance = heights if everything else heights[rows]
         points = position if everything else position[rows]
@@ -304,11 +306,16 @@ class RigidContactSolver:
                 surface_rotation[:] = _IDENTITY
         # Contact frame on the ground below each point (its height stays 0); the point frame
         # on the robot aligned with it: R_joint^T.
-        for translation, point_rotation, point, joint_rotation in zip(
-            problem.surface_translation, problem.point_rotation, points, rotation, strict=True
+        for translation, point_rotation, (x, y, _), joint_rotation in zip(
+            problem.surface_translation,
+            problem.point_rotation,
+            points.tolist(),
+            rotation.transpose(0, 2, 1),
+            strict=True,
         ):
-            translation[:2] = point[:2]
-            point_rotation[:] = joint_rotation.T
+            translation[0] = x
+            translation[1] = y
+            point_rotation[:] = joint_rotation
         model = self.model
         inverse_mass = pin.computeMinverse(model, data, q)
         pin.computeJointJacobians(model, data, q)  # the constraints read data.J
@@ -324,9 +331,9 @@ class RigidContactSolver:
         g = jacobian @ v_free
         beta = self.settings.penetration_correction
         g[2::3] += np.where(distance > 0.0, distance, beta * distance) / dt
-        warm = self._has_previous[index]
+        warm = self._has_previous[previous_rows]
         if warm.all():
-            self._result.setConstraintImpulseGuess(self._previous[index].ravel())
+            self._result.setConstraintImpulseGuess(self._previous[previous_rows].ravel())
         elif warm.any():
             self._result.setConstraintImpulseGuess(
                 np.where(warm[:, np.newaxis], self._previous[index], 0.0).ravel()
@@ -338,8 +345,8 @@ class RigidContactSolver:
         )
         impulses = self._result.retrieveConstraintImpulses().reshape(-1, 3)
         self._has_previous[:] = False
-        self._has_previous[index] = True
-        self._previous[index] = impulses
+        self._has_previous[previous_rows] = True
+        self._previous[previous_rows] = impulses
         if everything:
             forces = impulses / dt
         else:

@@ -201,6 +201,7 @@ class Simulator(Engine):
                 for ft in self.ft_sensors
             ]
         self._no_wrench = np.zeros(6)
+        self._armature_damping: np.ndarray | None = None  # what model.armature holds (dt d)
         self._tau = np.zeros(self.model.nv)
         self._fext = ExternalForces(self.model.njoints)
         self._sensor_fext = ExternalForces(self.model.njoints)
@@ -286,7 +287,11 @@ class Simulator(Engine):
         pin.forwardKinematics(model, data, q, v)
         kinematics = self.contact_points.kinematics(data, self.environment, self._margin)
         actuators = self.servos.torques(q[self._jq :], v[self._jv :])
-        model.armature[self._jv :] = dt * actuators.damping
+        if actuators.damping is not self._armature_damping:
+            # The implicit damping in the mass matrix: rewritten only when the coefficients
+            # change (a new command, a saturation, or another scheme's step).
+            model.armature[self._jv :] = dt * actuators.damping
+            self._armature_damping = actuators.damping
         tau = self._generalized_torques(actuators)
         fext = self._external_forces(data)
         converged = True
@@ -347,6 +352,7 @@ class Simulator(Engine):
             self._step_semi_implicit()
             return
         model.armature[:] = 0.0
+        self._armature_damping = None
         n = self.contact_points.size
         mean_forces = np.zeros((n, 3))
         mean_torques = np.zeros(self.ndof)
@@ -408,7 +414,7 @@ class Simulator(Engine):
         if self.ndof == 0:
             return False
         joints = q[self._jq :] + self.dt * v_next[self._jv :]
-        if float(np.minimum(joints - self._lower, self._upper - joints).min()) >= 0.0:
+        if (joints >= self._lower).all() and (joints <= self._upper).all():
             return False
         limit = np.clip(joints, self._lower, self._upper)
         stopped = np.flatnonzero(limit != joints)
