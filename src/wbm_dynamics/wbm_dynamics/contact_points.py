@@ -91,9 +91,14 @@ class _Selection:
     position_map: np.ndarray  # (3 m, 12 g)
     velocity_map: np.ndarray  # (3 m, 6 g)
     wrench_map: np.ndarray  # (6 g, 3 m)
+    # Scratch for h, (g, 3, 4) (only read within one kinematics call), with its raveled view and
+    # per selected joint the views of its rotation and translation columns.
+    placements: np.ndarray
+    placements_flat: np.ndarray
+    placement_views: tuple[tuple[np.ndarray, np.ndarray], ...]
 
 
-@dataclass
+@dataclass(slots=True)
 class ContactKinematics:
     """Positions and velocities of the points that passed the broad phase.
 
@@ -200,6 +205,7 @@ class ContactPointSet:
             )
         contiguous = bool(np.all(np.diff(index) == 1))
         rows = slice(int(index[0]), int(index[-1]) + 1) if contiguous else index
+        placements = np.empty((g, 3, 4))
         selection = _Selection(
             joints,
             groups,
@@ -209,6 +215,9 @@ class ContactPointSet:
             position_map,
             velocity_map,
             velocity_map.T.copy(),
+            placements,
+            placements.reshape(-1),
+            tuple((placements[k, :, :3], placements[k, :, 3]) for k in range(g)),
         )
         self._selections[near] = selection
         return selection
@@ -235,19 +244,23 @@ class ContactPointSet:
             key = tuple(environment.near(centers, self.group_radius, margin).tolist())
         else:  # the ground alone: a sphere is near when its centre is below radius + margin
             key = tuple(
-                bool(t[2] <= radius + margin)
-                for t, radius in zip(views.translation, self._radius, strict=True)
+                [
+                    bool(t[2] <= radius + margin)
+                    for t, radius in zip(views.translation, self._radius, strict=True)
+                ]
             )
         if not any(key):
             return self._empty
         selection = self._selection(key)
         # h: the selected joints' top three rows of their homogeneous placements, (g, 3, 4).
-        placements = np.empty((len(selection.groups), 3, 4))
-        for k, group in enumerate(selection.groups):
-            placements[k, :, :3] = views.rotation[group]
-            placements[k, :, 3] = views.translation[group]
+        placements = selection.placements
+        for (rotation, translation), group in zip(
+            selection.placement_views, selection.groups, strict=True
+        ):
+            rotation[:] = views.rotation[group]
+            translation[:] = views.translation[group]
         twists = np.concatenate([views.twist[group] for group in selection.groups])
-        position = (selection.position_map @ placements.ravel()).reshape(-1, 3)
+        position = (selection.position_map @ selection.placements_flat).reshape(-1, 3)
         velocity_local = (selection.velocity_map @ twists).reshape(-1, 3, 1)
         rotation = placements[selection.group_of_point, :, :3]
         velocity = (rotation @ velocity_local)[:, :, 0]

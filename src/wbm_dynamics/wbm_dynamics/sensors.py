@@ -229,51 +229,78 @@ class ForceTorqueFromStep:
     """F/T readings from the step's own forward dynamics: sensors at the end of a joint's body.
 
     For a sensor whose child side B holds no joints (a foot below its ankle sensor), the
-    Newton-Euler balance of B needs only the twist and the acceleration (minus gravity) of its
-    joint, which the step's ABA has computed, and the external wrench on B:
+    Newton-Euler balance of B needs only the twist v and the acceleration minus gravity a_gf of
+    its joint j, which the step's ABA has computed, and the external wrench f_ext on B:
 
-        w_P->B = I_B a_gf + v x* (I_B v) - f_ext,B,   reading = -(S^-1 w_P->B) (sensor frame).
+        w_P->B = I_B a_gf + v x* (I_B v) - f_ext,   reading = -(S^-1 w_P->B) (sensor frame).
+
+    Every sensor is evaluated at once: one product for the momenta I_B v, the cross products
+    on floats, one product for the readings.
 
     Args:
-        sensor: The sensor (its ``child_joints`` must be empty).
+        sensors: The sensors (none may have joints on its child side).
+
+    Raises:
+        ValueError: A sensor has joints on its child side.
     """
 
-    def __init__(self, sensor: ForceTorqueSensorModel):
-        if sensor.child_joints:
-            raise ValueError(f"F/T sensor '{sensor.name}' has joints on its child side")
-        self.sensor = sensor
-        self.joint = sensor.joint
-        self._inertia = sensor.child_inertia.matrix()  # 6 x 6, (linear, angular) order
-        rotation = sensor.joint_to_sensor.rotation
-        offset = sensor.joint_to_sensor.translation
-        # Force in joint frame to force in sensor frame (actInv on forces), negated: the reading
-        # is the child-on-parent wrench.
-        transform = np.zeros((6, 6))
-        transform[:3, :3] = rotation.T
-        transform[3:, 3:] = rotation.T
-        transform[3:, :3] = -rotation.T @ _skew(offset)
-        self._reading_map = -transform
+    def __init__(self, sensors: Sequence[ForceTorqueSensorModel]):
+        for sensor in sensors:
+            if sensor.child_joints:
+                raise ValueError(f"F/T sensor '{sensor.name}' has joints on its child side")
+        self.names = tuple(sensor.name for sensor in sensors)
+        self.joints = tuple(sensor.joint for sensor in sensors)
+        n = len(sensors)
+        self._inertia = np.zeros((6 * n, 6 * n))  # block diagonal: I_B per sensor (lin, ang)
+        # Per sensor, rows of its reading: (-S^-1) I_B on a_gf, -S^-1 on the bias, S^-1 on f_ext,
+        # for the stacked (a_gf of every sensor, bias of every sensor, f_ext of every sensor).
+        self._reading_map = np.zeros((6 * n, 18 * n))
+        for k, sensor in enumerate(sensors):
+            block = slice(6 * k, 6 * k + 6)
+            inertia = sensor.child_inertia.matrix()
+            self._inertia[block, block] = inertia
+            rotation = sensor.joint_to_sensor.rotation
+            offset = sensor.joint_to_sensor.translation
+            # actInv on forces: joint frame to sensor frame.
+            transform = np.zeros((6, 6))
+            transform[:3, :3] = rotation.T
+            transform[3:, 3:] = rotation.T
+            transform[3:, :3] = -rotation.T @ _skew(offset)
+            self._reading_map[block, block] = -transform @ inertia
+            self._reading_map[block, 6 * n + 6 * k : 6 * n + 6 * k + 6] = -transform
+            self._reading_map[block, 12 * n + 6 * k : 12 * n + 6 * k + 6] = transform
 
-    def wrench(
-        self, twist: np.ndarray, acceleration_gf: np.ndarray, external_on_child: np.ndarray
-    ) -> np.ndarray:
-        """Child-on-parent wrench at the sensor, sensor axes (force [N], torque [N m]), (6,).
+    def wrenches(
+        self,
+        twists: Sequence[np.ndarray],
+        accelerations: Sequence[np.ndarray],
+        external_on_child: Sequence[list[float]],
+    ) -> dict[str, np.ndarray]:
+        """Child-on-parent wrench at each sensor, sensor axes (force [N], torque [N m]).
 
         Args:
-            twist: Spatial velocity (v, w) of the sensor's joint, joint frame, (6,).
-            acceleration_gf: Its acceleration minus gravity (``data.a_gf``), joint frame, (6,).
-            external_on_child: Total external wrench on B (force, torque about the joint
-                origin), joint frame, (6,).
+            twists: Per sensor, the spatial velocity (v, w) of its joint, joint frame, (6,).
+            accelerations: Per sensor, its joint's acceleration minus gravity (``data.a_gf``),
+                joint frame, (6,).
+            external_on_child: Per sensor, the total external wrench on B (force, torque about
+                the joint origin), joint frame, 6 floats.
+
+        Returns:
+            The readings by sensor name, (6,) each.
         """
-        momentum = (self._inertia @ twist).tolist()
-        v = twist.tolist()
-        linear, angular = v[:3], v[3:]
-        # v x* h for a spatial force h = (f, n): (w x f, v x f + w x n).
-        force = _cross(angular, momentum[:3])
-        torque_a = _cross(linear, momentum[:3])
-        torque_b = _cross(angular, momentum[3:])
-        bias = np.array(
-            [
+        twist = np.concatenate(twists)
+        momenta = (self._inertia @ twist).tolist()
+        velocities = twist.tolist()
+        terms = np.concatenate(accelerations).tolist()
+        bias = []
+        for k in range(len(self.names)):
+            v = velocities[6 * k : 6 * k + 6]
+            h = momenta[6 * k : 6 * k + 6]
+            # v x* h for a spatial force h = (f, n): (w x f, v x f + w x n).
+            force = _cross(v[3:], h[:3])
+            torque_a = _cross(v[:3], h[:3])
+            torque_b = _cross(v[3:], h[3:])
+            bias += [
                 force[0],
                 force[1],
                 force[2],
@@ -281,11 +308,11 @@ class ForceTorqueFromStep:
                 torque_a[1] + torque_b[1],
                 torque_a[2] + torque_b[2],
             ]
-        )
-        balance = self._inertia @ acceleration_gf
-        balance += bias
-        balance -= external_on_child
-        return self._reading_map @ balance
+        terms += bias
+        for wrench in external_on_child:
+            terms += wrench
+        readings = self._reading_map @ np.array(terms)
+        return {name: readings[6 * k : 6 * k + 6] for k, name in enumerate(self.names)}
 
 
 def _skew(vector: np.ndarray) -> np.ndarray:

@@ -190,17 +190,14 @@ class Simulator(Engine):
                 self._sensor_data.oMi[joint].rotation,
                 self._sensor_data.v[joint].vector,
             )
-        self._ft_from_step: list[tuple[ForceTorqueFromStep, np.ndarray, np.ndarray]] | None = None
+        self._ft_from_step: ForceTorqueFromStep | None = None
         if all(self._ft_whole_joint) and not any(ft.child_joints for ft in self.ft_sensors):
-            self._ft_from_step = [
-                (
-                    ForceTorqueFromStep(ft),
-                    self.data.v[ft.joint].vector,
-                    self.data.a_gf[ft.joint].vector,
-                )
-                for ft in self.ft_sensors
-            ]
-        self._no_wrench = np.zeros(6)
+            self._ft_from_step = ForceTorqueFromStep(self.ft_sensors)
+            self._ft_views = (
+                [self.data.v[ft.joint].vector for ft in self.ft_sensors],
+                [self.data.a_gf[ft.joint].vector for ft in self.ft_sensors],
+            )
+        self._no_wrench = [0.0] * 6
         self._armature_damping: np.ndarray | None = None  # what model.armature holds (dt d)
         self._tau = np.zeros(self.model.nv)
         self._fext = ExternalForces(self.model.njoints)
@@ -617,17 +614,17 @@ class Simulator(Engine):
             orientation, gyro = self._imu.orientation_and_gyro(rotation_now, twist_now)
             imu = ImuReading(orientation, gyro, proper)
         wrenches = {}
-        if self._ft_from_step is not None:
+        if self._ft_from_step is not None and self.ft_sensors:
             selection = record.kinematics.selection
             totals = (
-                dict(zip(selection.joints, record.joint_wrenches, strict=True))
+                dict(zip(selection.joints, record.joint_wrenches.tolist(), strict=True))
                 if selection is not None and record.joint_wrenches is not None
                 else {}
             )
-            for sensor, twist, acceleration in self._ft_from_step:
-                on_child = totals.get(sensor.joint, self._no_wrench)
-                wrenches[sensor.sensor.name] = sensor.wrench(twist, acceleration, on_child)
-        else:
+            twists, accelerations = self._ft_views
+            on_child = [totals.get(joint, self._no_wrench) for joint in self._ft_from_step.joints]
+            wrenches = self._ft_from_step.wrenches(twists, accelerations, on_child)
+        elif self.ft_sensors:
             wrenches = self.ft_wrenches()
         return RobotReadings(
             self.time,
