@@ -330,7 +330,8 @@ class RigidContactSolver:
         delassus = pin.DelassusOperatorDense(delassus_matrix)
         g = jacobian @ v_free
         beta = self.settings.penetration_correction
-        g[2::3] += np.where(distance > 0.0, distance, beta * distance) / dt
+        # The position terms per point (the same operations as the general path, on floats).
+        g[2::3] += [(d if d > 0.0 else beta * d) / dt for d in distance.tolist()]
         warm = self._has_previous[previous_rows]
         if warm.all():
             self._result.setConstraintImpulseGuess(self._previous[previous_rows].ravel())
