@@ -98,7 +98,6 @@ class _Selection:
     placement_views: tuple[tuple[np.ndarray, np.ndarray], ...]
 
 
-@dataclass(slots=True)
 class ContactKinematics:
     """Positions and velocities of the points that passed the broad phase.
 
@@ -106,17 +105,44 @@ class ContactKinematics:
         index: Indices of the points in the set, (m,).
         rows: The same as a slice when contiguous (indexing with it gives views).
         position: World positions [m], (m, 3).
-        velocity: Velocities of the points (fixed on the robot) in the world [m/s], (m, 3).
         rotation: Orientation of each point's joint frame in the world, (m, 3, 3).
         selection: The cached selection these points belong to.
+
+    Args:
+        index, rows, position, rotation, selection: The attributes.
+        velocity: The points' world velocities [m/s], (m, 3); None: evaluated from ``twists``
+            when first read (the rigid contact never reads them).
+        twists: The selected joints' twists in their own frames, (v_1, w_1, ..., v_g, w_g).
     """
 
-    index: np.ndarray
-    rows: slice | np.ndarray
-    position: np.ndarray
-    velocity: np.ndarray
-    rotation: np.ndarray
-    selection: _Selection | None
+    __slots__ = ("index", "rows", "position", "rotation", "selection", "_velocity", "_twists")
+
+    def __init__(
+        self,
+        index: np.ndarray,
+        rows: slice | np.ndarray,
+        position: np.ndarray,
+        velocity: np.ndarray | None,
+        rotation: np.ndarray,
+        selection: _Selection | None,
+        twists: np.ndarray | None = None,
+    ):
+        self.index = index
+        self.rows = rows
+        self.position = position
+        self.rotation = rotation
+        self.selection = selection
+        self._velocity = velocity
+        self._twists = twists
+
+    @property
+    def velocity(self) -> np.ndarray:
+        """Velocities of the points (fixed on the robot) in the world [m/s], (m, 3)."""
+        if self._velocity is None:
+            # R (v + w x p) per point.
+            local = (self.selection.velocity_map @ self._twists).reshape(-1, 3, 1)
+            self._velocity = (self.rotation @ local)[:, :, 0]
+        return self._velocity
 
 
 class _JointViews:
@@ -261,11 +287,9 @@ class ContactPointSet:
             translation[:] = views.translation[group]
         twists = np.concatenate([views.twist[group] for group in selection.groups])
         position = (selection.position_map @ selection.placements_flat).reshape(-1, 3)
-        velocity_local = (selection.velocity_map @ twists).reshape(-1, 3, 1)
         rotation = placements[selection.group_of_point, :, :3]
-        velocity = (rotation @ velocity_local)[:, :, 0]
         return ContactKinematics(
-            selection.index, selection.rows, position, velocity, rotation, selection
+            selection.index, selection.rows, position, None, rotation, selection, twists
         )
 
     def joint_wrenches(
