@@ -199,6 +199,8 @@ class Simulator(Engine):
             )
         self._no_wrench = [0.0] * 6
         self._armature_damping: np.ndarray | None = None  # what model.armature holds (dt d)
+        self._servo_damping: np.ndarray | None = None  # the servo damping of dt_servo_damping
+        self._dt_servo_damping = np.zeros(self.ndof)
         self._tau = np.zeros(self.model.nv)
         self._fext = ExternalForces(self.model.njoints)
         self._sensor_fext = ExternalForces(self.model.njoints)
@@ -301,9 +303,17 @@ class Simulator(Engine):
         wrenches = self.contact_points.add_joint_forces(kinematics, forces, fext)
         a = pin.aba(model, data, q, v, tau, fext.forces).copy()
         v_next = v + dt * a
-        stopped = self._stop_at_limits(q, v_next)
         q_next = pin.integrate(model, q, v_next * dt)
-        applied = actuators.actuator - dt * actuators.servo_damping * a[self._jv :]
+        # The joints' q + dt v is q_next's joint part (revolute and prismatic joints integrate
+        # by addition); a joint past a limit is stopped and the step integrated again.
+        stopped = self._stop_at_limits(q, v_next, q_next[self._jq :])
+        if stopped:
+            q_next = pin.integrate(model, q, v_next * dt)
+        servo_damping = actuators.servo_damping
+        if servo_damping is not self._servo_damping:
+            self._servo_damping = servo_damping
+            self._dt_servo_damping = dt * servo_damping
+        applied = actuators.actuator - self._dt_servo_damping * a[self._jv :]
         self._commit(
             q_next, v_next, a, kinematics, forces, applied, converged, wrenches, not stopped
         )
@@ -400,17 +410,25 @@ class Simulator(Engine):
         impulse = np.linalg.solve(inverse[np.ix_(columns, columns)], target - v[columns])
         v += inverse[:, columns] @ impulse
 
-    def _stop_at_limits(self, q: np.ndarray, v_next: np.ndarray) -> bool:
+    def _stop_at_limits(
+        self, q: np.ndarray, v_next: np.ndarray, joints: np.ndarray | None = None
+    ) -> bool:
         """Inelastic joint stops before the position update q + dt v (semi-implicit Euler).
 
         A joint that would pass a limit gets the velocity that lands it exactly on it.
+
+        Args:
+            q: Configuration at the start of the step.
+            v_next: The step's new velocity (changed in place where a joint stops).
+            joints: The joints' q + dt v if already computed.
 
         Returns:
             Whether a joint was stopped (the simulator's data was then used for M^-1).
         """
         if self.ndof == 0:
             return False
-        joints = q[self._jq :] + self.dt * v_next[self._jv :]
+        if joints is None:
+            joints = q[self._jq :] + self.dt * v_next[self._jv :]
         if (joints >= self._lower).all() and (joints <= self._upper).all():
             return False
         limit = np.clip(joints, self._lower, self._upper)
