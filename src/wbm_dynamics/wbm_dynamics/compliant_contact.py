@@ -48,13 +48,33 @@ class CompliantContactModel:
         self._ground_only = not environment.has_boxes
         self._ground_friction = environment.ground_friction
         self.size = size
-        self.anchor = np.zeros((size, 3))
-        self.anchor_surface = np.full(size, -1, dtype=int)
+        self._anchor = np.zeros((size, 3))
+        self._anchor_surface = np.full(size, -1, dtype=int)
+        # With the ground alone the anchors live on Python floats (the per-point law reads and
+        # writes them at every step): per point, whether it is anchored and the anchor's x, y.
+        self._held = [False] * size
+        self._anchor_xy = [[0.0, 0.0] for _ in range(size)]
+
+    @property
+    def anchor(self) -> np.ndarray:
+        """Stick anchor of each point (where it holds one), world [m], (size, 3)."""
+        if self._ground_only:
+            return np.array([[x, y, 0.0] for x, y in self._anchor_xy]).reshape(-1, 3)
+        return self._anchor
+
+    @property
+    def anchor_surface(self) -> np.ndarray:
+        """Surface each point's anchor is on (0 the ground, 1 + i box i), -1 none, (size,)."""
+        if self._ground_only:
+            return np.array([0 if held else -1 for held in self._held], dtype=int)
+        return self._anchor_surface
 
     def reset(self) -> None:
         """Release every anchor."""
-        self.anchor[:] = 0.0
-        self.anchor_surface[:] = -1
+        self._anchor[:] = 0.0
+        self._anchor_surface[:] = -1
+        self._held = [False] * self.size
+        self._anchor_xy = [[0.0, 0.0] for _ in range(self.size)]
 
     @property
     def anchored(self) -> np.ndarray:
@@ -83,10 +103,14 @@ class CompliantContactModel:
         (each ~1-2 us on arrays this small); the formulas are the same, term by term.
         """
         rows = kinematics.rows
+        points = (
+            range(rows.start, rows.stop) if isinstance(rows, slice) else kinematics.index.tolist()
+        )
         xs, ys, zs = kinematics.position.T.tolist()
         vxs, vys, vzs = kinematics.velocity.T.tolist()
-        anchors = self.anchor[rows].tolist()
-        surfaces = self.anchor_surface[rows].tolist()
+        anchors = self._anchor_xy
+        held = self._held
+        new_held = [False] * self.size
         stiffness, damping = self.stiffness, self.damping
         tangential_stiffness, tangential_damping = (
             self.tangential_stiffness,
@@ -94,15 +118,14 @@ class CompliantContactModel:
         )
         friction = self._ground_friction
         forces = []
-        new_surfaces = []
-        for k, z in enumerate(zs):
+        for k, (point, z) in enumerate(zip(points, zs, strict=True)):
             depth = -z
             if not depth > 0.0:  # not touching: no force, the anchor is released
                 forces.append((0.0, 0.0, 0.0))
                 if update:
-                    anchors[k][0] = xs[k]
-                    anchors[k][1] = ys[k]
-                    new_surfaces.append(-1)
+                    anchor = anchors[point]
+                    anchor[0] = xs[k]
+                    anchor[1] = ys[k]
                 continue
             root = math.sqrt(depth)
             normal_force = root * (stiffness * depth - damping * vzs[k])
@@ -110,8 +133,8 @@ class CompliantContactModel:
                 normal_force = 0.0
             limit = friction * normal_force
             x, y = xs[k], ys[k]
-            if surfaces[k] == 0:  # held by its anchor
-                anchor = anchors[k]
+            anchor = anchors[point]
+            if held[point]:  # held by its anchor
                 ux, uy = x - anchor[0], y - anchor[1]
             else:
                 ux = uy = 0.0
@@ -121,9 +144,9 @@ class CompliantContactModel:
                 if scale < 1.0:  # sliding: the anchor is dragged onto the cone
                     ux *= scale
                     uy *= scale
-                anchors[k][0] = x - ux
-                anchors[k][1] = y - uy
-                new_surfaces.append(0)
+                anchor[0] = x - ux
+                anchor[1] = y - uy
+                new_held[point] = True
             tx = -root * (tangential_stiffness * ux + tangential_damping * vxs[k])
             ty = -root * (tangential_stiffness * uy + tangential_damping * vys[k])
             magnitude = math.hypot(tx, ty)
@@ -133,9 +156,7 @@ class CompliantContactModel:
                 ty *= scale
             forces.append((tx, ty, normal_force))
         if update:
-            self.anchor[rows] = anchors
-            self.anchor_surface[:] = -1
-            self.anchor_surface[rows] = new_surfaces
+            self._held = new_held
         return np.array(forces)
 
     def update_anchors(self, kinematics: ContactKinematics) -> np.ndarray:
@@ -148,7 +169,7 @@ class CompliantContactModel:
         index = kinematics.index
         if self._ground_only:
             if index.size == 0:
-                self.anchor_surface[:] = -1
+                self._held = [False] * self.size
                 return np.zeros((0, 3))
             return self._ground(kinematics, update=True)
         surface_before = self.anchor_surface[index]
