@@ -73,6 +73,7 @@ class JointServos:
         self.coulomb_friction = np.asarray(coulomb_friction, dtype=float)
         self._has_coulomb = bool(np.any(self.coulomb_friction != 0.0))
         self._lower_limits = -self.torque_limits
+        self._negative_viscous = -self.viscous_friction
         self.clear()
 
     def clear(self) -> None:
@@ -134,13 +135,15 @@ class JointServos:
 
     def torques(self, q: np.ndarray, dq: np.ndarray) -> ActuatorTorques:
         """Actuator and friction torques at joint positions q [rad] and velocities dq [rad/s]."""
-        servo = (
-            self._effort
-            + self._servo_kp * (self._position_ref - q)
-            + self._servo_kd * (self._velocity_ref - dq)
-        )
+        # effort + kp (q_ref - q) + kd (dq_ref - dq), in that order, in place (fewer calls).
+        servo = self._position_ref - q
+        servo *= self._servo_kp
+        servo += self._effort
+        damping = self._velocity_ref - dq
+        damping *= self._servo_kd
+        servo += damping
         actuator = np.minimum(np.maximum(servo, self._lower_limits), self.torque_limits)
-        friction = -self.viscous_friction * dq
+        friction = self._negative_viscous * dq  # -(k_v dq)
         if self._has_coulomb:
             friction -= self.coulomb_friction * np.sign(dq)
         if (actuator != servo).any():  # saturated servos no longer damp

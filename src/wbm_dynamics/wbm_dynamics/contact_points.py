@@ -84,15 +84,20 @@ class _Selection:
     """
 
     joints: tuple[int, ...]
+    groups: tuple[int, ...]  # positions of ``joints`` in ``ContactPointSet.group_joints``
     index: np.ndarray  # point indices, grouped by joint
     rows: slice | np.ndarray  # ``index`` as a slice when contiguous (views instead of copies)
     group_of_point: np.ndarray  # position of each point's joint in ``joints``
     position_map: np.ndarray  # (3 m, 12 g)
     velocity_map: np.ndarray  # (3 m, 6 g)
     wrench_map: np.ndarray  # (6 g, 3 m)
+    # Scratch for h, (g, 3, 4) (only read within one kinematics call), with its raveled view and
+    # per selected joint the views of its rotation and translation columns.
+    placements: np.ndarray
+    placements_flat: np.ndarray
+    placement_views: tuple[tuple[np.ndarray, np.ndarray], ...]
 
 
-@dataclass
 class ContactKinematics:
     """Positions and velocities of the points that passed the broad phase.
 
@@ -100,17 +105,59 @@ class ContactKinematics:
         index: Indices of the points in the set, (m,).
         rows: The same as a slice when contiguous (indexing with it gives views).
         position: World positions [m], (m, 3).
-        velocity: Velocities of the points (fixed on the robot) in the world [m/s], (m, 3).
         rotation: Orientation of each point's joint frame in the world, (m, 3, 3).
         selection: The cached selection these points belong to.
+
+    Args:
+        index, rows, position, rotation, selection: The attributes.
+        velocity: The points' world velocities [m/s], (m, 3); None: evaluated from ``twists``
+            when first read (the rigid contact never reads them).
+        twists: The selected joints' twists in their own frames, (v_1, w_1, ..., v_g, w_g).
     """
 
-    index: np.ndarray
-    rows: slice | np.ndarray
-    position: np.ndarray
-    velocity: np.ndarray
-    rotation: np.ndarray
-    selection: _Selection | None
+    __slots__ = ("index", "rows", "position", "rotation", "selection", "_velocity", "_twists")
+
+    def __init__(
+        self,
+        index: np.ndarray,
+        rows: slice | np.ndarray,
+        position: np.ndarray,
+        velocity: np.ndarray | None,
+        rotation: np.ndarray,
+        selection: _Selection | None,
+        twists: np.ndarray | None = None,
+    ):
+        self.index = index
+        self.rows = rows
+        self.position = position
+        self.rotation = rotation
+        self.selection = selection
+        self._velocity = velocity
+        self._twists = twists
+
+    @property
+    def velocity(self) -> np.ndarray:
+        """Velocities of the points (fixed on the robot) in the world [m/s], (m, 3)."""
+        if self._velocity is None:
+            # R (v + w x p) per point.
+            local = (self.selection.velocity_map @ self._twists).reshape(-1, 3, 1)
+            self._velocity = (self.rotation @ local)[:, :, 0]
+        return self._velocity
+
+
+class _JointViews:
+    """Live numpy views on one Pinocchio data's joint placements and twists (no copies).
+
+    Reading ``data.oMi[j].homogeneous`` or ``data.v[j].vector`` from Python costs a few
+    microseconds per access (a proxy object, then a new array); these views are taken once and
+    always show the data's current values (Pinocchio never reallocates them).
+    """
+
+    def __init__(self, data: pin.Data, joints: Sequence[int]):
+        self.data = data
+        self.rotation = [data.oMi[j].rotation for j in joints]
+        self.translation = [data.oMi[j].translation for j in joints]
+        self.twist = [data.v[j].vector for j in joints]
 
 
 class ContactPointSet:
@@ -152,7 +199,9 @@ class ContactPointSet:
                 for index in self.group_index
             ]
         )
+        self._radius = self.group_radius.tolist()
         self._selections: dict[tuple[bool, ...], _Selection] = {}
+        self._views: _JointViews | None = None
         nothing = np.zeros(0, dtype=int)
         self._empty = ContactKinematics(
             nothing, nothing, np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3, 3)), None
@@ -162,8 +211,9 @@ class ContactPointSet:
         selection = self._selections.get(near)
         if selection is not None:
             return selection
-        joints = tuple(j for j, keep in zip(self.group_joints, near, strict=True) if keep)
-        parts = [i for i, keep in zip(self.group_index, near, strict=True) if keep]
+        groups = tuple(k for k, keep in enumerate(near) if keep)
+        joints = tuple(self.group_joints[k] for k in groups)
+        parts = [self.group_index[k] for k in groups]
         index = np.concatenate(parts)
         group_of_point = np.concatenate([np.full(len(p), k) for k, p in enumerate(parts)])
         m, g = len(index), len(joints)
@@ -181,11 +231,28 @@ class ContactPointSet:
             )
         contiguous = bool(np.all(np.diff(index) == 1))
         rows = slice(int(index[0]), int(index[-1]) + 1) if contiguous else index
+        placements = np.empty((g, 3, 4))
         selection = _Selection(
-            joints, index, rows, group_of_point, position_map, velocity_map, velocity_map.T.copy()
+            joints,
+            groups,
+            index,
+            rows,
+            group_of_point,
+            position_map,
+            velocity_map,
+            velocity_map.T.copy(),
+            placements,
+            placements.reshape(-1),
+            tuple((placements[k, :, :3], placements[k, :, 3]) for k in range(g)),
         )
         self._selections[near] = selection
         return selection
+
+    def _joint_views(self, data: pin.Data) -> _JointViews:
+        views = self._views
+        if views is None or views.data is not data:
+            views = self._views = _JointViews(data, self.group_joints)
+        return views
 
     def kinematics(
         self, data: pin.Data, environment: Environment, margin: float
@@ -197,23 +264,32 @@ class ContactPointSet:
         """
         if self.size == 0:
             return self._empty
-        placements_of_joints = data.oMi  # one access: each costs a few microseconds
-        placements = np.array([placements_of_joints[j].homogeneous for j in self.group_joints])
-        near = environment.near(placements[:, :3, 3], self.group_radius, margin)
-        key = tuple(near.tolist())
+        views = self._joint_views(data)
+        if environment.has_boxes:
+            centers = np.array(views.translation)
+            key = tuple(environment.near(centers, self.group_radius, margin).tolist())
+        else:  # the ground alone: a sphere is near when its centre is below radius + margin
+            key = tuple(
+                [
+                    bool(t[2] <= radius + margin)
+                    for t, radius in zip(views.translation, self._radius, strict=True)
+                ]
+            )
         if not any(key):
             return self._empty
         selection = self._selection(key)
-        if len(selection.joints) < len(self.group_joints):
-            placements = placements[near]
-        twists_of_joints = data.v
-        twists = np.concatenate([twists_of_joints[j].vector for j in selection.joints])
-        position = (selection.position_map @ placements[:, :3, :].ravel()).reshape(-1, 3)
-        velocity_local = (selection.velocity_map @ twists).reshape(-1, 3, 1)
-        rotation = placements[selection.group_of_point, :3, :3]
-        velocity = (rotation @ velocity_local)[:, :, 0]
+        # h: the selected joints' top three rows of their homogeneous placements, (g, 3, 4).
+        placements = selection.placements
+        for (rotation, translation), group in zip(
+            selection.placement_views, selection.groups, strict=True
+        ):
+            rotation[:] = views.rotation[group]
+            translation[:] = views.translation[group]
+        twists = np.concatenate([views.twist[group] for group in selection.groups])
+        position = (selection.position_map @ selection.placements_flat).reshape(-1, 3)
+        rotation = placements[selection.group_of_point, :, :3]
         return ContactKinematics(
-            selection.index, selection.rows, position, velocity, rotation, selection
+            selection.index, selection.rows, position, None, rotation, selection, twists
         )
 
     def joint_wrenches(
@@ -253,14 +329,18 @@ class ContactPointSet:
 
     def add_joint_forces(
         self, kinematics: ContactKinematics, forces_world: np.ndarray, out: ExternalForces
-    ) -> None:
+    ) -> np.ndarray:
         """Add forces at the points of ``kinematics`` to Pinocchio's per-joint external forces.
 
         Args:
             kinematics: The points and their joint orientations.
             forces_world: Force on the robot at each of its points, world axes [N], (m, 3).
             out: Per-joint forces in the joint frames (Pinocchio's ``fext``), added to.
+
+        Returns:
+            The wrench added on each joint of the selection (joint frame), (g, 6).
         """
         joints, totals = self.joint_wrenches(kinematics, forces_world)
         for joint, total in zip(joints, totals, strict=True):
             out.add(joint, total)
+        return totals

@@ -226,7 +226,11 @@ class Engine(abc.ABC):
             InputError: n is not an integer >= 0.
             SimulationDiverged: n > 0 after a divergence.
         """
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+        if type(n) is not int and (  # a plain int skips the (slower) ABC check
+            isinstance(n, bool) or not isinstance(n, numbers.Integral)
+        ):
+            raise InputError("n", "a number of steps >= 0", n)
+        if n < 0:
             raise InputError("n", "a number of steps >= 0", n)
         if n > 0 and self._diverged is not None:
             raise SimulationDiverged(self.time, self._diverged)

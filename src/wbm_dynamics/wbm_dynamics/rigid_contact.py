@@ -66,6 +66,9 @@ class _Problem:
     surface_rotation: list[np.ndarray]
     surface_translation: list[np.ndarray]
     point_rotation: list[np.ndarray]
+    # The models' ``calc`` methods paired with their datas (indexing the std::vectors from
+    # Python builds a proxy object per access).
+    calcs: list[tuple[object, object]]
 
 
 def contact_rotation(normal: np.ndarray) -> np.ndarray:
@@ -111,6 +114,11 @@ class RigidContactSolver:
         self._has_previous = np.zeros(points.size, dtype=bool)
         size = model.nv
         self._lower = np.tril_indices(size, -1)
+        # The same entries as flat indices: M^-1's lower triangle is copied from the upper.
+        self._lower_flat = np.ravel_multi_index(self._lower, (size, size))
+        self._upper_flat = np.ravel_multi_index(self._lower[::-1], (size, size))
+        self._ground_only = not environment.has_boxes
+        self._ground_friction = environment.ground_friction
         self._problems: dict[tuple, _Problem] = {}
         if settings.solver == "admm":
             self._solver = pin.ADMMConstraintSolver(3 * max(points.size, 1))
@@ -168,6 +176,7 @@ class RigidContactSolver:
                 [on_surface.rotation for on_surface, _ in placements],
                 [on_surface.translation for on_surface, _ in placements],
                 [on_robot.rotation for _, on_robot in placements],
+                [(models[k].calc, datas[k]) for k in range(len(models))],
             )
             self._problems[key] = problem
         return problem
@@ -184,6 +193,8 @@ class RigidContactSolver:
 
         ``data`` is overwritten (mass matrix and constraint Jacobians at q).
         """
+        if self._ground_only:
+            return self._solve_on_ground(data, q, v_free, kinematics, dt)
         forces = np.zeros((kinematics.index.size, 3))
         empty = RigidContactResult(forces, 0, True, 0)
         if kinematics.index.size == 0:
@@ -251,3 +262,95 @@ class RigidContactSolver:
         return RigidContactResult(
             forces, int(rows.size), bool(converged), int(self._result.iterations)
         )
+
+    def _solve_on_ground(
+        self,
+        data: pin.Data,
+        q: np.ndarray,
+        v_free: np.ndarray,
+        kinematics: ContactKinematics,
+        dt: float,
+    ) -> RigidContactResult:
+        """:meth:`solve` with the ground alone (normal +z: contact axes = world axes).
+
+        The same arithmetic as the general path, value for value, with what is constant on the
+        ground left out: the contact frames' rotations (the identity, set when a problem is
+        built) and their heights (0), the normals and the surface query.
+        """
+        m = kinematics.index.size
+        if m == 0:
+            self.reset()
+            return RigidContactResult(np.zeros((0, 3)), 0, True, 0)
+        position = kinematics.position
+        heights = position[:, 2]
+        active = heights < self.settings.activation_distance
+        everything = bool(active.all())
+        rows = kinematics.rows if everything else np.flatnonzero(active)
+        n = m if everything else rows.size
+        if n == 0:
+            self.reset()
+            return RigidContactResult(np.zeros((m, 3)), 0, True, 0)
+        # The points' rows of the warm start (a slice gives views).
+        previous_rows = kinematics.rows if everything else kinematics.index[rows]
+        index = kinematics.index if everything else kinematics.index[rows]
+        distance = heights if everything else heights[rows]
+        points = position if everything else position[rows]
+        rotation = kinematics.rotation if everything else kinematics.rotation[rows]
+        problem = self._problems.get(("ground", *index.tolist()))
+        if problem is None:
+            problem = self._problem(
+                index, np.zeros(n, dtype=int), np.full(n, self._ground_friction)
+            )
+            self._problems[("ground", *index.tolist())] = problem
+            for surface_rotation in problem.surface_rotation:
+                surface_rotation[:] = _IDENTITY
+        # Contact frame on the ground below each point (its height stays 0); the point frame
+        # on the robot aligned with it: R_joint^T.
+        for translation, point_rotation, (x, y, _), joint_rotation in zip(
+            problem.surface_translation,
+            problem.point_rotation,
+            points.tolist(),
+            rotation.transpose(0, 2, 1),
+            strict=True,
+        ):
+            translation[0] = x
+            translation[1] = y
+            point_rotation[:] = joint_rotation
+        model = self.model
+        inverse_mass = pin.computeMinverse(model, data, q)
+        pin.computeJointJacobians(model, data, q)  # the constraints read data.J
+        for calc, constraint_data in problem.calcs:
+            calc(model, data, constraint_data)
+        jacobian = pin.getConstraintsJacobian(model, data, problem.models, problem.datas)
+        flat = inverse_mass.reshape(-1)
+        flat[self._lower_flat] = flat[self._upper_flat]  # upper triangle computed
+        delassus_matrix = jacobian @ inverse_mass @ jacobian.T
+        # A tiny diagonal regularisation: the Delassus matrix of two flat feet is singular.
+        delassus_matrix.flat[:: delassus_matrix.shape[0] + 1] += 1e-10
+        delassus = pin.DelassusOperatorDense(delassus_matrix)
+        g = jacobian @ v_free
+        beta = self.settings.penetration_correction
+        # The position terms per point (the same operations as the general path, on floats).
+        g[2::3] += [(d if d > 0.0 else beta * d) / dt for d in distance.tolist()]
+        warm = self._has_previous[previous_rows]
+        if warm.all():
+            self._result.setConstraintImpulseGuess(self._previous[previous_rows].ravel())
+        elif warm.any():
+            self._result.setConstraintImpulseGuess(
+                np.where(warm[:, np.newaxis], self._previous[index], 0.0).ravel()
+            )
+        else:
+            self._result.clearConstraintImpulseGuess()
+        converged = self._solver.solve(
+            delassus, g, problem.models, problem.datas, self._solver_settings, self._result
+        )
+        impulses = self._result.retrieveConstraintImpulses().reshape(-1, 3)
+        self._has_previous[:] = False
+        self._has_previous[previous_rows] = True
+        self._previous[previous_rows] = impulses
+        if everything:
+            forces = impulses / dt
+        else:
+            forces = np.zeros((m, 3))
+            forces[rows] = impulses / dt
+        return RigidContactResult(forces, n, bool(converged), int(self._result.iterations))

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from wbm_description.robot_io import JointCommand, RobotReadings
+from wbm_description.robot_io import ImuReading, JointCommand, RobotReadings
 from wbm_description.whole_body_model import WholeBodyModel
 from wbm_dynamics.actuation import ActuatorTorques, JointServos
 from wbm_dynamics.compliant_contact import CompliantContactModel
@@ -49,7 +49,12 @@ from wbm_dynamics.environment import Environment
 from wbm_dynamics.exceptions import SimulationDiverged
 from wbm_dynamics.external_forces import ExternalForces
 from wbm_dynamics.rigid_contact import RigidContactSolver
-from wbm_dynamics.sensors import ForceTorqueSensorModel, imu_reading
+from wbm_dynamics.sensors import (
+    ForceTorqueFromStep,
+    ForceTorqueSensorModel,
+    ImuModel,
+    imu_reading,
+)
 from wbm_dynamics.settings import SimulatorSettings
 
 __all__ = ["GroundTruth", "SimulationDiverged", "Simulator", "SimulatorSettings"]
@@ -73,6 +78,11 @@ class _StepRecord:
     pushes: list[_Push]
     joint_torques: np.ndarray
     converged: bool
+    # The contact wrench on each joint of ``kinematics.selection`` (joint frames), (g, 6), and
+    # whether the simulator's data still holds this step's forward dynamics (ABA at q, v with
+    # the step's forces: the joints' twists and accelerations the sensors read).
+    joint_wrenches: np.ndarray | None = None
+    from_dynamics: bool = False
 
 
 class Simulator(Engine):
@@ -167,6 +177,30 @@ class Simulator(Engine):
             for ft, mask in zip(self.ft_sensors, self._ft_points, strict=True)
         ]
 
+        # Sensors read from the step's forward dynamics (see readings()): live views on the
+        # twists and accelerations of the sensors' joints in self.data, and on the IMU joint's
+        # placement and twist in the sensor data.
+        self._imu: ImuModel | None = None
+        if self.imu_frame_id is not None:
+            self._imu = ImuModel(self.model, self.imu_frame_id)
+            joint = self._imu.joint
+            self._imu_views = (
+                self.data.v[joint].vector,
+                self.data.a_gf[joint].vector,
+                self._sensor_data.oMi[joint].rotation,
+                self._sensor_data.v[joint].vector,
+            )
+        self._ft_from_step: ForceTorqueFromStep | None = None
+        if all(self._ft_whole_joint) and not any(ft.child_joints for ft in self.ft_sensors):
+            self._ft_from_step = ForceTorqueFromStep(self.ft_sensors)
+            self._ft_views = (
+                [self.data.v[ft.joint].vector for ft in self.ft_sensors],
+                [self.data.a_gf[ft.joint].vector for ft in self.ft_sensors],
+            )
+        self._no_wrench = [0.0] * 6
+        self._armature_damping: np.ndarray | None = None  # what model.armature holds (dt d)
+        self._servo_damping: np.ndarray | None = None  # the servo damping of dt_servo_damping
+        self._dt_servo_damping = np.zeros(self.ndof)
         self._tau = np.zeros(self.model.nv)
         self._fext = ExternalForces(self.model.njoints)
         self._sensor_fext = ExternalForces(self.model.njoints)
@@ -252,7 +286,11 @@ class Simulator(Engine):
         pin.forwardKinematics(model, data, q, v)
         kinematics = self.contact_points.kinematics(data, self.environment, self._margin)
         actuators = self.servos.torques(q[self._jq :], v[self._jv :])
-        model.armature[self._jv :] = dt * actuators.damping
+        if actuators.damping is not self._armature_damping:
+            # The implicit damping in the mass matrix: rewritten only when the coefficients
+            # change (a new command, a saturation, or another scheme's step).
+            model.armature[self._jv :] = dt * actuators.damping
+            self._armature_damping = actuators.damping
         tau = self._generalized_torques(actuators)
         fext = self._external_forces(data)
         converged = True
@@ -262,13 +300,23 @@ class Simulator(Engine):
             v_free = v + dt * pin.aba(model, data, q, v, tau, fext.forces)
             result = self.rigid_contact.solve(data, q, v_free, kinematics, dt)
             forces, converged = result.forces, result.converged
-        self.contact_points.add_joint_forces(kinematics, forces, fext)
+        wrenches = self.contact_points.add_joint_forces(kinematics, forces, fext)
         a = pin.aba(model, data, q, v, tau, fext.forces).copy()
         v_next = v + dt * a
-        self._stop_at_limits(q, v_next)
         q_next = pin.integrate(model, q, v_next * dt)
-        applied = actuators.actuator - dt * actuators.servo_damping * a[self._jv :]
-        self._commit(q_next, v_next, a, kinematics, forces, applied, converged)
+        # The joints' q + dt v is q_next's joint part (revolute and prismatic joints integrate
+        # by addition); a joint past a limit is stopped and the step integrated again.
+        stopped = self._stop_at_limits(q, v_next, q_next[self._jq :])
+        if stopped:
+            q_next = pin.integrate(model, q, v_next * dt)
+        servo_damping = actuators.servo_damping
+        if servo_damping is not self._servo_damping:
+            self._servo_damping = servo_damping
+            self._dt_servo_damping = dt * servo_damping
+        applied = actuators.actuator - self._dt_servo_damping * a[self._jv :]
+        self._commit(
+            q_next, v_next, a, kinematics, forces, applied, converged, wrenches, not stopped
+        )
 
     def _dynamics(self, q: np.ndarray, v: np.ndarray, *, contacts: bool):
         """Acceleration at (q, v) with explicit forces (an RK4 stage)."""
@@ -311,6 +359,7 @@ class Simulator(Engine):
             self._step_semi_implicit()
             return
         model.armature[:] = 0.0
+        self._armature_damping = None
         n = self.contact_points.size
         mean_forces = np.zeros((n, 3))
         mean_torques = np.zeros(self.ndof)
@@ -361,20 +410,32 @@ class Simulator(Engine):
         impulse = np.linalg.solve(inverse[np.ix_(columns, columns)], target - v[columns])
         v += inverse[:, columns] @ impulse
 
-    def _stop_at_limits(self, q: np.ndarray, v_next: np.ndarray) -> None:
+    def _stop_at_limits(
+        self, q: np.ndarray, v_next: np.ndarray, joints: np.ndarray | None = None
+    ) -> bool:
         """Inelastic joint stops before the position update q + dt v (semi-implicit Euler).
 
         A joint that would pass a limit gets the velocity that lands it exactly on it.
+
+        Args:
+            q: Configuration at the start of the step.
+            v_next: The step's new velocity (changed in place where a joint stops).
+            joints: The joints' q + dt v if already computed.
+
+        Returns:
+            Whether a joint was stopped (the simulator's data was then used for M^-1).
         """
         if self.ndof == 0:
-            return
-        joints = q[self._jq :] + self.dt * v_next[self._jv :]
-        if float(np.minimum(joints - self._lower, self._upper - joints).min()) >= 0.0:
-            return
+            return False
+        if joints is None:
+            joints = q[self._jq :] + self.dt * v_next[self._jv :]
+        if (joints >= self._lower).all() and (joints <= self._upper).all():
+            return False
         limit = np.clip(joints, self._lower, self._upper)
         stopped = np.flatnonzero(limit != joints)
         target = (limit[stopped] - q[self._jq :][stopped]) / self.dt
         self._joint_impulse(q, v_next, stopped, target)
+        return True
 
     def _clamp_to_limits(self, q: np.ndarray, v: np.ndarray) -> None:
         """Inelastic joint stops after a step (RK4): clamp, and cancel outward velocities."""
@@ -392,7 +453,18 @@ class Simulator(Engine):
         if stopped.size:
             self._joint_impulse(q, v, stopped, np.zeros(stopped.size))
 
-    def _commit(self, q_next, v_next, a, kinematics, forces, torques, converged) -> None:
+    def _commit(
+        self,
+        q_next,
+        v_next,
+        a,
+        kinematics,
+        forces,
+        torques,
+        converged,
+        joint_wrenches=None,
+        from_dynamics=False,
+    ) -> None:
         # pin.integrate keeps the base quaternion unit (measured: 1e-16 after 1e5 steps).
         if self._rk4:
             self._clamp_to_limits(q_next, v_next)
@@ -400,7 +472,16 @@ class Simulator(Engine):
         if reason is not None:
             raise self._diverge(reason)
         self._record = _StepRecord(
-            self._q, self._v, a, kinematics, forces, list(self._pushes), torques, converged
+            self._q,
+            self._v,
+            a,
+            kinematics,
+            forces,
+            list(self._pushes),
+            torques,
+            converged,
+            joint_wrenches,
+            from_dynamics,
         )
         self._q = q_next
         self._v = v_next
@@ -512,6 +593,8 @@ class Simulator(Engine):
     def readings(self) -> RobotReadings:
         """What the robot's sensors report now (noise-free)."""
         record = self._record
+        if record.from_dynamics and not record.pushes:
+            return self._readings_from_step(record)
         imu = None
         if self.imu_frame_id is not None:
             imu = imu_reading(
@@ -531,4 +614,41 @@ class Simulator(Engine):
             record.joint_torques.copy(),
             imu,
             self.ft_wrenches(),
+        )
+
+    def _readings_from_step(self, record: _StepRecord) -> RobotReadings:
+        """:meth:`readings` from the forward dynamics the last step left in ``self.data``.
+
+        The accelerometer and the F/T sensors need the twists and accelerations of their
+        joints at the start of the step with the step's acceleration: the step's ABA computed
+        them (the same Newton-Euler quantities RNEA would recompute); only the IMU's current
+        orientation and gyro take a kinematics pass (at the current state).
+        """
+        imu = None
+        if self._imu is not None:
+            twist, acceleration, rotation_now, twist_now = self._imu_views
+            proper = self._imu.proper_acceleration(twist, acceleration)
+            pin.forwardKinematics(self.model, self._sensor_data, self._q, self._v)
+            orientation, gyro = self._imu.orientation_and_gyro(rotation_now, twist_now)
+            imu = ImuReading(orientation, gyro, proper)
+        wrenches = {}
+        if self._ft_from_step is not None and self.ft_sensors:
+            selection = record.kinematics.selection
+            totals = (
+                dict(zip(selection.joints, record.joint_wrenches.tolist(), strict=True))
+                if selection is not None and record.joint_wrenches is not None
+                else {}
+            )
+            twists, accelerations = self._ft_views
+            on_child = [totals.get(joint, self._no_wrench) for joint in self._ft_from_step.joints]
+            wrenches = self._ft_from_step.wrenches(twists, accelerations, on_child)
+        elif self.ft_sensors:
+            wrenches = self.ft_wrenches()
+        return RobotReadings(
+            self.time,
+            self._q[self._jq :].copy(),
+            self._v[self._jv :].copy(),
+            record.joint_torques.copy(),
+            imu,
+            wrenches,
         )
