@@ -126,15 +126,21 @@ def run_sequence(model: WholeBodyModel, variant: str) -> dict[str, np.ndarray]:
             hand = controller.frame_reference("left_hand")
             goal = pin.SE3(hand.rotation, hand.translation + np.array([0.05, 0.0, 0.05]))
             controller.set_frame_target("left_hand", goal, duration=0.1)
-        elif step == 25:
-            controller.release_contact("right_foot")
-        elif step == 26:
-            foot = controller.frame_reference("right_foot")
-            lift = pin.SE3(foot.rotation, foot.translation + np.array([0.0, 0.0, 0.01]))
-            controller.set_frame_target("right_foot", lift, duration=0.05)
-        elif step == 60:
-            controller.activate_contact("right_foot")
+        contact_events(controller, step)
     return record
+
+
+def contact_events(controller: WholeBodyController, step: int) -> None:
+    """The sequence's contact switches: the right sole released at step 25, lifted 1 cm, held
+    again at step 60."""
+    if step == 25:
+        controller.release_contact("right_foot")
+    elif step == 26:
+        foot = controller.frame_reference("right_foot")
+        lift = pin.SE3(foot.rotation, foot.translation + np.array([0.0, 0.0, 0.01]))
+        controller.set_frame_target("right_foot", lift, duration=0.05)
+    elif step == 60:
+        controller.activate_contact("right_foot")
 
 
 def record_all(model: WholeBodyModel) -> dict[str, np.ndarray]:

@@ -35,7 +35,7 @@ from collections.abc import Mapping
 import numpy as np
 import pinocchio as pin
 import pytest
-from controller_regression import make_controller, readings_at
+from controller_regression import contact_events, make_controller, readings_at
 
 from wbm_control import small_linalg, torque_mode, wrench_distribution
 from wbm_control.balance import ft_wrenches_in_world
@@ -426,14 +426,7 @@ def test_the_faster_step_computes_what_the_step_before_computed(icub, mode, monk
         for name, wrench in reference.foot_wrenches_world.items():
             _close(estimate.foot_wrenches_world[name], wrench, f"step {step}: wrench {name}")
         loaded_sets.add(estimate.loaded_soles)
-        if step == 25:
-            controller.release_contact("right_foot")
-        elif step == 26:
-            foot = controller.frame_reference("right_foot")
-            lift = pin.SE3(foot.rotation, foot.translation + np.array([0.0, 0.0, 0.01]))
-            controller.set_frame_target("right_foot", lift, duration=0.05)
-        elif step == 60:
-            controller.activate_contact("right_foot")
+        contact_events(controller, step)
     # What was compared: one and two soles loaded and held, moving and held references.
     assert len(loaded_sets) >= 2 and contact_counts == {1, 2}, (loaded_sets, contact_counts)
     assert compared["trajectory"] >= STEPS
