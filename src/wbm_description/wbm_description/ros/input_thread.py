@@ -56,6 +56,9 @@ from wbm_description.ros.node_runtime import ThrottledLog
 WAKE_PERIOD = 0.1
 """Longest wait of the input thread before it checks whether to stop [s]."""
 
+MAX_DRAINED = 64
+"""Most messages a ``newest`` subscription's queue gives up in one wake-up (its depth is less)."""
+
 
 def quiet_publisher_events() -> PublisherEventCallbacks:
     """Event callbacks of a hot-path publisher: none (see the module docstring).
@@ -107,6 +110,23 @@ def _decoding(
             callback(message)
 
     return message_only
+
+
+def _newest_per_publisher(subscription: Subscription) -> list[tuple[Any, Any]]:
+    """Empty the subscription's queue: the newest (message, info) of each publisher.
+
+    Publishers in the order of their newest message (call with the handle entered).
+    """
+    newest: dict[bytes, tuple[Any, Any]] = {}
+    for _ in range(MAX_DRAINED):
+        taken = subscription.handle.take_message(subscription.msg_type, subscription.raw)
+        if taken is None:
+            break
+        gid = taken[1].get("publisher_gid") if taken[1] else None
+        key = bytes(gid["data"]) if gid else b""
+        newest.pop(key, None)  # re-inserted last: the dict keeps the order of the newest
+        newest[key] = taken
+    return list(newest.values())
 
 
 class DedicatedGroup(CallbackGroup):
@@ -194,6 +214,7 @@ class InputThread:
         self.core_group = LockedGroup(self.lock)
         self._group = DedicatedGroup()
         self._subscriptions: list[tuple[Subscription, bool]] = []
+        self._newest: set[Subscription] = set()
         self._wake = GuardCondition(None, None, context=node.context)
         self._failure: BaseException | None = None
         self._failed = node.create_guard_condition(self._raise_failure)
@@ -209,6 +230,7 @@ class InputThread:
         qos: QoSProfile,
         *,
         views: bool = True,
+        newest: bool = False,
     ) -> Subscription:
         """A subscription of the node whose messages the input thread takes.
 
@@ -218,6 +240,12 @@ class InputThread:
         WrenchStamped, Odometry) is taken serialized and handed over as a
         :class:`~wbm_description.ros.cdr.MessageView` (the same fields, a fraction of the CPU
         time of rclpy's conversion), unless ``views`` is false.
+
+        ``newest``: at each wake-up the subscription's queue is emptied and only the newest
+        message of each publisher (its GID) is handed to ``callback``, oldest publisher first:
+        a node that fell behind answers the newest state instead of decoding and handling the
+        superseded ones one by one, and a second publisher on the topic cannot push the first
+        one's samples out of reach (as a queue of depth 1 would: its samples share the queue).
         """
         raw = views and cdr.has_reader(msg_type)
         if raw:
@@ -227,6 +255,8 @@ class InputThread:
         )
         with_info = subscription._callback_type is Subscription.CallbackType.WithMessageInfo
         self._subscriptions.append((subscription, with_info))
+        if newest:
+            self._newest.add(subscription)
         return subscription
 
     def take_clock(self) -> bool:
@@ -323,20 +353,23 @@ class InputThread:
                     with subscription.handle:
                         if subscription.handle.pointer not in ready:
                             continue
-                        taken = subscription.handle.take_message(
-                            subscription.msg_type, subscription.raw
-                        )
+                        if subscription in self._newest:
+                            messages = _newest_per_publisher(subscription)
+                        else:
+                            taken = subscription.handle.take_message(
+                                subscription.msg_type, subscription.raw
+                            )
+                            messages = () if taken is None else (taken,)
                 except InvalidHandle:
                     continue  # destroyed meanwhile: the next wait leaves it out
-                if taken is None:
-                    continue
-                with self.lock:
-                    if self._stopping.is_set():
-                        return
-                    if with_info:
-                        subscription.callback(*taken)
-                    else:
-                        subscription.callback(taken[0])
+                for taken in messages:
+                    with self.lock:
+                        if self._stopping.is_set():
+                            return
+                        if with_info:
+                            subscription.callback(*taken)
+                        else:
+                            subscription.callback(taken[0])
 
     def _wait(self, wait_set: Any, context: Any, timeout: int) -> list[int]:
         """Wait for a message (or the wake-up); the pointers of the ready subscriptions."""
