@@ -9,7 +9,8 @@ integral of the horizontal CoM error (servo compliance leaves a steady offset; c
 ``ik.gravity_feedforward``, contact-consistent gravity torques as effort (the contact wrenches
 distributed for the DCM feedback's CoM acceleration; held soles that bear no load are left out).
 With ``ik.motion_feedforward`` the effort is instead the inverse dynamics of the IK's motion
-(:mod:`wbm_control.motion_feedforward`) at q_ik and v_ik with the acceleration the tasks plan
+(:mod:`wbm_control.motion_feedforward`) at the estimate's q and the IK's v with the acceleration
+the tasks plan
 (:mod:`wbm_control.planned_acceleration`: the frame tasks' reference accelerations, zero for the
 held soles and the base orientation, the CoM reference's acceleration; weighted by the IK's task
 costs), on the held soles: the servos then supply only the error, not the swing leg's and the
@@ -336,10 +337,14 @@ class IkMode:
         effort = None
         ik_settings = settings.ik
         if ik_settings.gravity_feedforward and ik_settings.motion_feedforward:
+            # At the estimate's configuration (gravity where the robot is: the servos' error
+            # is not left to hold a sagging knee), the IK's velocity, the tasks' planned
+            # accelerations with the DCM feedback's horizontal CoM acceleration.
+            q = estimate.q
             com_acceleration = np.array(balance.reference[2], dtype=float)
-            com_acceleration[:2] = balance.acceleration_xy  # the DCM feedback's
-            a_ik = self.planned_acceleration(tasks, contacts, com_acceleration, t, q_next, v_ik)
-            effort = self.motion_feedforward(estimate, contacts, q_next, v_ik, a_ik, settings)
+            com_acceleration[:2] = balance.acceleration_xy
+            a_ik = self.planned_acceleration(tasks, contacts, com_acceleration, t, q, v_ik)
+            effort = self.motion_feedforward(estimate, contacts, q, v_ik, a_ik, settings)
         elif ik_settings.gravity_feedforward:
             acc_xy = balance.acceleration_xy
             effort = self.feedforward(
