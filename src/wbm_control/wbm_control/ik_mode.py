@@ -10,11 +10,11 @@ integral of the horizontal CoM error (servo compliance leaves a steady offset; c
 distributed for the DCM feedback's CoM acceleration; held soles that bear no load are left out).
 With ``ik.motion_feedforward`` the effort is instead the inverse dynamics of the IK's motion
 (:mod:`wbm_control.motion_feedforward`) at the estimate's q and the IK's v with the acceleration
-the tasks plan
-(:mod:`wbm_control.planned_acceleration`: the frame tasks' reference accelerations, zero for the
-held soles and the base orientation, the CoM reference's acceleration; weighted by the IK's task
-costs), on the held soles: the servos then supply only the error, not the swing leg's and the
-body's inertial torques.
+the tasks plan (:mod:`wbm_control.planned_acceleration`: the frame tasks' reference
+accelerations, zero for the held soles and the base orientation, the CoM reference's vertical
+acceleration and the DCM feedback's horizontal one; weighted by the IK's task costs), on the held
+soles: the servos then supply only the error, not the swing leg's and the body's inertial
+torques.
 
 While walking (the walking behaviour hands each step's :class:`WalkingReferences` to
 :attr:`IkMode.walking_references`), the horizontal CoM target is instead the command of the
