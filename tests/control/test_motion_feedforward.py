@@ -82,6 +82,14 @@ def test_moving_it_satisfies_the_equations_of_motion_with_the_contact_wrenches(i
         J = pin.getFrameJacobian(icub.model, reference, icub.frame_id(contact.sole.frame), LWA)
         generalized += J.T @ wrenches[contact.sole.name]
     np.testing.assert_allclose(M @ a + h, generalized, atol=1e-7)
+    # Their sum about the CoM is the centroidal momentum's rate minus gravity (Newton-Euler).
+    expected, com = net_contact_wrench(icub.model, icub.model.createData(), q, v, a)
+    total = np.zeros(6)
+    for contact in contacts:
+        wrench = wrenches[contact.sole.name]
+        lever = contact.placement.translation - com
+        total += np.concatenate([wrench[:3], wrench[3:] + np.cross(lever, wrench[:3])])
+    np.testing.assert_allclose(total, expected, atol=1e-7)
 
 
 def test_without_contacts_the_joint_torques_are_the_free_body_dynamics(icub):

@@ -89,6 +89,7 @@ class IkMode:
     def __init__(self, model: WholeBodyModel, settings: ControllerSettings, tasks: TaskSet):
         self.model = model
         self.data = model.model.createData()
+        self.motion_data = model.model.createData()  # the motion feed-forward's (its own passes)
         self.mass = model.total_mass
         self.gravity = np.asarray(model.config.gravity, dtype=float)
         specs = [task.ik_spec() for task in tasks.frames.values()]
@@ -161,7 +162,7 @@ class IkMode:
         com_task = self.ik.com_task
         self.acceleration = planned_acceleration(
             self.model.model,
-            self.data,
+            self.motion_data,
             q,
             v,
             targets,
@@ -180,13 +181,18 @@ class IkMode:
         v: np.ndarray,
         a: np.ndarray,
         settings: ControllerSettings,
+        jacobians_at_q: bool = False,
     ) -> np.ndarray:
-        """Joint torques (ndof,) [N m] of the IK's motion, see :func:`motion_torques`."""
+        """Joint torques (ndof,) [N m] of the IK's motion, see :func:`motion_torques`.
+
+        ``jacobians_at_q``: :attr:`motion_data` holds the Jacobians at q
+        (:meth:`planned_acceleration` at the same q ran just before).
+        """
         bearing = bearing_contacts(contacts, estimate)
         active = contacts.active()
         tau, _ = motion_torques(
             self.model,
-            self.data,
+            self.motion_data,
             q,
             v,
             a,
@@ -194,6 +200,7 @@ class IkMode:
             mu=settings.friction_coefficient,
             solver=self.distribution_solver,
             lifted=[c.sole.name for c in active if c not in bearing],
+            jacobians_at_q=jacobians_at_q,
         )
         return tau
 
@@ -344,7 +351,9 @@ class IkMode:
             com_acceleration = np.array(balance.reference[2], dtype=float)
             com_acceleration[:2] = balance.acceleration_xy
             a_ik = self.planned_acceleration(tasks, contacts, com_acceleration, t, q, v_ik)
-            effort = self.motion_feedforward(estimate, contacts, q, v_ik, a_ik, settings)
+            effort = self.motion_feedforward(
+                estimate, contacts, q, v_ik, a_ik, settings, jacobians_at_q=True
+            )
         elif ik_settings.gravity_feedforward:
             acc_xy = balance.acceleration_xy
             effort = self.feedforward(

@@ -11,7 +11,10 @@ on the held soles:
     M(q) a + h(q, v) = S^T tau + sum_i J_i(q)^T f_i,
 
 - the net contact wrench is the centroidal momentum's rate minus gravity, about the CoM, world
-  axes: w_G = dh_G/dt(q, v, a) - (m g, 0) (Newton-Euler; for a motion at rest (-m g, 0));
+  axes: w_G = dh_G/dt(q, v, a) - (m g, 0) (Newton-Euler; for a motion at rest (-m g, 0)); it is
+  read from the base rows of ``pin.rnea`` (the wrench the contacts must transmit to the base, at
+  its origin in its axes), moved to the CoM in world axes (:func:`net_contact_wrench` computes
+  it from the centroidal momentum, the tests' reference);
 - it is distributed over the held soles in their contact wrench cones
   (:func:`~wbm_control.wrench_distribution.solve_wrench_distribution`), so that the base rows hold:
   (M a + h)_base = sum_i J_i,base^T f_i;
@@ -38,6 +41,7 @@ from wbm_control.wrench_distribution import solve_wrench_distribution
 from wbm_description.whole_body_model import WholeBodyModel
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+POSITION = pin.KinematicLevel.POSITION
 
 
 def net_contact_wrench(
@@ -64,6 +68,7 @@ def motion_torques(
     mu: float,
     solver: DenseQPSolver | None = None,
     lifted: Sequence[str] = (),
+    jacobians_at_q: bool = False,
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Joint torques [N m] (ndof,) of the motion (q, v, a) on the held soles (see the module).
 
@@ -77,6 +82,10 @@ def motion_torques(
         mu: Friction coefficient of the wrench cones [-].
         solver: Re-used QP workspace of the distribution.
         lifted: Held soles with no load: their wrench is left out of tau.
+        jacobians_at_q: ``data`` already holds the joint Jacobians and frame placements at q
+            (``computeJointJacobians`` and ``updateFramePlacements``, e.g. by
+            :func:`~wbm_control.planned_acceleration.planned_acceleration` at the same q):
+            they are read instead of computed again.
 
     Returns:
         tau, and the sole wrenches (force [N], torque [N m] at the sole origin, world axes; a
@@ -94,22 +103,30 @@ def motion_torques(
     for name, value, size in sizes:
         if value.shape != (size,) or not np.all(np.isfinite(value)):
             raise InputError(name, f"{size} finite values", value.shape)
-    wrench, com = net_contact_wrench(pin_model, data, q, v, a)
-    tau = pin.rnea(pin_model, data, q, v, a)[6:].copy()
+    tau = pin.rnea(pin_model, data, q, v, a).copy()
     if not contacts:
-        return tau, {}
+        return tau[6:], {}
+    # The base rows of M a + h are the net contact wrench at the base origin, base axes
+    # (sum_i J_i,base^T f_i); about the CoM in world axes it is dh_G/dt - (m g, 0).
+    base = pin_model.jointPlacements[1] * pin.XYZQUATToSE3(q[:7])  # the free-flyer's placement
+    com = pin.centerOfMass(pin_model, data, POSITION, False)  # rnea placed the joints at q
+    force = base.rotation @ tau[:3]
+    moment = base.rotation @ tau[3:6] + np.cross(base.translation - com, force)
+    wrench = np.concatenate([force, moment])
     try:
         wrenches = solve_wrench_distribution(contacts, com, wrench, mu=mu, solver=solver)
     except NoSolutionFound:
         wrenches = _minimum_norm_wrenches(contacts, com, wrench)
-    pin.computeJointJacobians(pin_model, data, q)
-    pin.updateFramePlacements(pin_model, data)
+    if not jacobians_at_q:
+        pin.computeJointJacobians(pin_model, data, q)
+        pin.updateFramePlacements(pin_model, data)
+    joints = tau[6:]
     for contact in contacts:
         if contact.sole.name in lifted:
             continue
         jacobian = pin.getFrameJacobian(pin_model, data, model.frame_id(contact.sole.frame), _LWA)
-        tau -= jacobian[:, 6:].T @ wrenches[contact.sole.name]
-    return tau, wrenches
+        joints -= jacobian[:, 6:].T @ wrenches[contact.sole.name]
+    return joints, wrenches
 
 
 def _minimum_norm_wrenches(

@@ -14,7 +14,10 @@ with J_i the frames' LOCAL_WORLD_ALIGNED Jacobians, Jd_i v their classical accel
 J_c the CoM Jacobian and Jd_c v the CoM's acceleration at a = 0. Solved by its normal equations
 (nv x nv, positive definite for damping > 0).
 
-Velocities and accelerations in Pinocchio's layout (the free-flyer's in the base frame).
+Velocities and accelerations in Pinocchio's layout (the free-flyer's in the base frame). On
+return ``data`` holds the joint Jacobians and frame placements at q (``computeJointJacobians``):
+:func:`~wbm_control.motion_feedforward.motion_torques` at the same q reads them
+(``jacobians_at_q``).
 """
 
 from __future__ import annotations
@@ -79,34 +82,36 @@ def planned_acceleration(
     if q.shape != (model.nq,) or v.shape != (model.nv,):
         raise InputError("q, v", f"({model.nq},) and ({model.nv},)", (q.shape, v.shape))
     nv = model.nv
-    zero = np.zeros(nv)
-    H = damping * np.eye(nv)
-    g = np.zeros(nv)
+    # The weighted rows W J (stacked) and targets W (xdd - Jd v): one product for the normal
+    # equations instead of one per task.
+    rows = 6 * len(frames) + (3 if com_acceleration is not None else 0)
+    A = np.empty((rows, nv))
+    b = np.empty(rows)
+    # One kinematics pass at (q, v, 0) gives the drifts; the Jacobians at q from it.
+    pin.forwardKinematics(model, data, q, v, np.zeros(nv))
+    pin.computeJointJacobians(model, data, q)
+    row = 0
     if com_acceleration is not None:
-        # The CoM's acceleration at a = 0 (forward kinematics at (q, v, 0) as a side effect).
-        pin.centerOfMass(model, data, q, v, zero)
-        drift = data.acom[0].copy()
-        jacobian = pin.jacobianCenterOfMass(model, data, q)
-        _add_rows(H, g, jacobian, np.asarray(com_acceleration, float) - drift, com_cost)
-    else:
-        pin.forwardKinematics(model, data, q, v, zero)
+        pin.centerOfMass(model, data, pin.KinematicLevel.ACCELERATION, True)
+        cost = np.broadcast_to(np.asarray(com_cost, dtype=float), (3,))
+        A[:3] = pin.jacobianCenterOfMass(model, data, False)
+        A[:3] *= cost[:, None]
+        b[:3] = cost * (np.asarray(com_acceleration, dtype=float) - data.acom[0])
+        row = 3
     if frames:
-        pin.computeJointJacobians(model, data, q)
         pin.updateFramePlacements(model, data)
         for target in frames:
-            jacobian = pin.getFrameJacobian(model, data, target.frame_id, _LWA)
+            block = slice(row, row + 6)
+            cost = np.asarray(target.cost, dtype=float)
+            A[block] = pin.getFrameJacobian(model, data, target.frame_id, _LWA)
+            A[block] *= cost[:, None]
             drift = pin.getFrameClassicalAcceleration(model, data, target.frame_id, _LWA).vector
-            _add_rows(H, g, jacobian, np.asarray(target.acceleration) - drift, target.cost)
+            b[block] = cost * (np.asarray(target.acceleration, dtype=float) - drift)
+            row += 6
+    H = A.T @ A
+    g = A.T @ b
+    diagonal = np.einsum("ii->i", H)
+    diagonal += damping
     root = 6 if model.njoints > 1 and model.joints[1].nq == 7 else 0  # the free-flyer's rows
-    diagonal = np.einsum("ii->i", H)[root:]
-    diagonal += joint_cost * joint_cost
+    diagonal[root:] += joint_cost * joint_cost
     return np.linalg.solve(H, g)
-
-
-def _add_rows(
-    H: np.ndarray, g: np.ndarray, jacobian: np.ndarray, target: np.ndarray, cost
-) -> None:
-    """Add || W (J a - target) ||^2 (W = diag(cost)) to the normal equations H a = g."""
-    weighted = np.asarray(cost, dtype=float).reshape(-1, 1) * jacobian
-    H += weighted.T @ weighted
-    g += weighted.T @ (np.asarray(cost, dtype=float) * target)
