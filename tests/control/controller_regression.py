@@ -46,7 +46,12 @@ def make_controller(model: WholeBodyModel, variant: str) -> WholeBodyController:
     if variant == "torque":
         settings = settings.replace(mode="torque")
     elif variant == "ik":
-        settings = settings.replace(mode="ik")
+        # The record was written with the quasi-static feed-forward and a 3 rad/s IK velocity
+        # limit; the shipped file now has the motion feed-forward (issue 12, tested against the
+        # equations of motion in test_motion_feedforward.py) and 6 rad/s. The recorded path is
+        # compared with the settings it was recorded with.
+        ik = settings.ik.replace(motion_feedforward=False, velocity_limit=3.0)
+        settings = settings.replace(mode="ik", ik=ik)
     elif variant == "torque_servo":
         torque = settings.torque.replace(servo_references=True)
         settings = settings.replace(mode="torque", torque=torque)

@@ -186,7 +186,8 @@ def benchmark_steps(
     ]
     lines += _step_rows(
         'controller step, mode "ik"',
-        "estimator + IK + gravity feed-forward",
+        "estimator + IK + feed-forward"
+        + (" (motion)" if settings.ik.motion_feedforward else " (quasi-static gravity)"),
         *_timed_steps(ik_controller, readings, samples),
     )
     controller = WholeBodyController(model, settings.replace(mode="torque"))

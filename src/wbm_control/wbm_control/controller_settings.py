@@ -231,6 +231,12 @@ class IkSettings(Settings):
     gravity_feedforward: bool = setting(
         True, doc="effort = contact-consistent gravity torques (with the DCM's CoM acceleration)"
     )
+    motion_feedforward: bool = setting(
+        False,
+        doc="with gravity_feedforward: effort = the inverse dynamics of the IK's motion (its q, v"
+        " and the tasks' planned accelerations) on the held soles instead of the quasi-static"
+        " torques",
+    )
     walking: IkWalkingSettings = setting(default_factory=IkWalkingSettings)
 
 

@@ -8,6 +8,13 @@ integral of the horizontal CoM error (servo compliance leaves a steady offset; c
 :data:`COM_INTEGRAL_LIMIT`). The command is q_ik and its velocity as joint references, and, with
 ``ik.gravity_feedforward``, contact-consistent gravity torques as effort (the contact wrenches
 distributed for the DCM feedback's CoM acceleration; held soles that bear no load are left out).
+With ``ik.motion_feedforward`` the effort is instead the inverse dynamics of the IK's motion
+(:mod:`wbm_control.motion_feedforward`) at the estimate's q and the IK's v with the acceleration
+the tasks plan (:mod:`wbm_control.planned_acceleration`: the frame tasks' reference
+accelerations, zero for the held soles and the base orientation, the CoM reference's vertical
+acceleration and the DCM feedback's horizontal one; weighted by the IK's task costs), on the held
+soles: the servos then supply only the error, not the swing leg's and the body's inertial
+torques.
 
 While walking (the walking behaviour hands each step's :class:`WalkingReferences` to
 :attr:`IkMode.walking_references`), the horizontal CoM target is instead the command of the
@@ -30,6 +37,8 @@ from wbm_control.controller_settings import ControllerSettings
 from wbm_control.controller_status import ControllerStatus
 from wbm_control.differential_ik import DifferentialIK
 from wbm_control.exceptions import NoSolutionFound
+from wbm_control.motion_feedforward import motion_torques
+from wbm_control.planned_acceleration import AccelerationTarget, planned_acceleration
 from wbm_control.qp import DenseQPSolver
 from wbm_control.qp_fallback import IK_CLIPPED, ik_fallback_step
 from wbm_control.robot_kinematics import RobotKinematics
@@ -80,6 +89,7 @@ class IkMode:
     def __init__(self, model: WholeBodyModel, settings: ControllerSettings, tasks: TaskSet):
         self.model = model
         self.data = model.model.createData()
+        self.motion_data = model.model.createData()  # the motion feed-forward's (its own passes)
         self.mass = model.total_mass
         self.gravity = np.asarray(model.config.gravity, dtype=float)
         specs = [task.ik_spec() for task in tasks.frames.values()]
@@ -107,6 +117,7 @@ class IkMode:
         )
         self.walking_references: WalkingReferences | None = None
         self._com_target: np.ndarray | None = None
+        self.acceleration = np.zeros(model.model.nv)
         self.timings: dict[str, float] = {}
 
     def reset(self) -> None:
@@ -116,10 +127,82 @@ class IkMode:
         self.com_controller.reset()
         self.walking_references = None
         self._com_target = None
+        self.acceleration = np.zeros(self.model.model.nv)
 
     def resync(self, q: np.ndarray) -> None:
         """Continue the IK from the configuration q (the estimate)."""
         self.q = q.copy()
+
+    def planned_acceleration(
+        self,
+        tasks: TaskSet,
+        contacts: ContactSet,
+        com_acceleration: np.ndarray,
+        t: float,
+        q: np.ndarray,
+        v: np.ndarray,
+    ) -> np.ndarray:
+        """The acceleration (nv,) the tasks plan at (q, v), see :func:`planned_acceleration`.
+
+        The frame tasks' reference accelerations (zero for the held soles), zero angular
+        acceleration of the base orientation, the CoM's ``com_acceleration`` [m/s^2]; each
+        weighted by its cost in the IK, the joints by the posture cost.
+        """
+        held = {tasks.task_of_sole[c.sole.name] for c in contacts.active()}
+        ik_tasks = self.ik.frame_tasks
+        targets = []
+        for name, task in tasks.frames.items():
+            if name in held:
+                acceleration = np.zeros(6)
+            else:
+                acceleration = np.asarray(task.reference(t)[2], dtype=float)
+            targets.append(AccelerationTarget(task.frame_id, acceleration, ik_tasks[name].cost))
+        base = tasks.base_orientation
+        targets.append(AccelerationTarget(base.frame_id, np.zeros(6), ik_tasks[base.name].cost))
+        com_task = self.ik.com_task
+        self.acceleration = planned_acceleration(
+            self.model.model,
+            self.motion_data,
+            q,
+            v,
+            targets,
+            com_acceleration=None if com_task is None else com_acceleration,
+            com_cost=0.0 if com_task is None else com_task.cost,
+            joint_cost=float(self.ik.posture_task.cost),
+            damping=max(self.ik.damping, 1e-9),
+        )
+        return self.acceleration
+
+    def motion_feedforward(
+        self,
+        estimate: BaseEstimate,
+        contacts: ContactSet,
+        q: np.ndarray,
+        v: np.ndarray,
+        a: np.ndarray,
+        settings: ControllerSettings,
+        jacobians_at_q: bool = False,
+    ) -> np.ndarray:
+        """Joint torques (ndof,) [N m] of the IK's motion, see :func:`motion_torques`.
+
+        ``jacobians_at_q``: :attr:`motion_data` holds the Jacobians at q
+        (:meth:`planned_acceleration` at the same q ran just before).
+        """
+        bearing = bearing_contacts(contacts, estimate)
+        active = contacts.active()
+        tau, _ = motion_torques(
+            self.model,
+            self.motion_data,
+            q,
+            v,
+            a,
+            active,
+            mu=settings.friction_coefficient,
+            solver=self.distribution_solver,
+            lifted=[c.sole.name for c in active if c not in bearing],
+            jacobians_at_q=jacobians_at_q,
+        )
+        return tau
 
     def kinematics(self, estimate: BaseEstimate, tasks: TaskSet) -> RobotKinematics:
         """The step's kinematics at the estimate (CoM state and frame placements)."""
@@ -259,7 +342,19 @@ class IkMode:
         status.solve_time = solved - solve_start
         self.q = q_next
         effort = None
-        if settings.ik.gravity_feedforward:
+        ik_settings = settings.ik
+        if ik_settings.gravity_feedforward and ik_settings.motion_feedforward:
+            # At the estimate's configuration (gravity where the robot is: the servos' error
+            # is not left to hold a sagging knee), the IK's velocity, the tasks' planned
+            # accelerations with the DCM feedback's horizontal CoM acceleration.
+            q = estimate.q
+            com_acceleration = np.array(balance.reference[2], dtype=float)
+            com_acceleration[:2] = balance.acceleration_xy
+            a_ik = self.planned_acceleration(tasks, contacts, com_acceleration, t, q, v_ik)
+            effort = self.motion_feedforward(
+                estimate, contacts, q, v_ik, a_ik, settings, jacobians_at_q=True
+            )
+        elif ik_settings.gravity_feedforward:
             acc_xy = balance.acceleration_xy
             effort = self.feedforward(
                 estimate, contacts, np.array([acc_xy[0], acc_xy[1], 0.0]), settings, kinematics

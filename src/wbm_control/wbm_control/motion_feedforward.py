@@ -1,0 +1,143 @@
+"""Inverse dynamics of a planned motion on its contacts: the IK mode's feed-forward torques.
+
+A position-controlled robot tracks joint references through its servos, tau = tau_ff + kp (q_ref
+- q) + kd (dq_ref - dq): whatever tau_ff does not provide, the servos provide only from a tracking
+error (kp e). The quasi-static feed-forward (:mod:`wbm_control.contact_feedforward`, gravity held
+through the contact wrenches) leaves the inertial torques of walking to that error: a swing leg
+accelerated and stopped within 0.3 s, the CoM accelerated by the pendulum. Here the feed-forward
+is the whole-body inverse dynamics of the planned motion (q, v, a) with the contact wrenches f_i
+on the held soles:
+
+    M(q) a + h(q, v) = S^T tau + sum_i J_i(q)^T f_i,
+
+- the net contact wrench is the centroidal momentum's rate minus gravity, about the CoM, world
+  axes: w_G = dh_G/dt(q, v, a) - (m g, 0) (Newton-Euler; for a motion at rest (-m g, 0)); it is
+  read from the base rows of ``pin.rnea`` (the wrench the contacts must transmit to the base, at
+  its origin in its axes), moved to the CoM in world axes (:func:`net_contact_wrench` computes
+  it from the centroidal momentum, the tests' reference);
+- it is distributed over the held soles in their contact wrench cones
+  (:func:`~wbm_control.wrench_distribution.solve_wrench_distribution`), so that the base rows hold:
+  (M a + h)_base = sum_i J_i,base^T f_i;
+- the joint torques are the joint rows: tau = (M a + h)_joints - sum_i J_i,joints^T f_i, by
+  ``pin.rnea`` (J_i: the soles' LOCAL_WORLD_ALIGNED Jacobians, f_i at the sole frame origin).
+
+Held soles without load (``lifted``) keep their place in the distribution but their wrench is
+left out of tau, as in the quasi-static feed-forward.
+
+Velocities and accelerations in Pinocchio's layout (the free-flyer's in the base frame).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pinocchio as pin
+
+from wbm_control.contacts import ActiveContact
+from wbm_control.exceptions import InputError, NoSolutionFound
+from wbm_control.qp import DenseQPSolver
+from wbm_control.wrench_distribution import solve_wrench_distribution
+from wbm_description.whole_body_model import WholeBodyModel
+
+_LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+POSITION = pin.KinematicLevel.POSITION
+
+
+def net_contact_wrench(
+    model: pin.Model, data: pin.Data, q: np.ndarray, v: np.ndarray, a: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The contact wrench a motion needs, about its CoM, world axes [N, N m]; and the CoM [m].
+
+    w_G = dh_G/dt - (m g, 0), with dh_G/dt the centroidal momentum's rate at (q, v, a).
+    """
+    pin.computeCentroidalMomentumTimeVariation(model, data, q, v, a)
+    wrench = np.array(data.dhg.vector)
+    wrench[:3] -= data.mass[0] * np.asarray(model.gravity.linear)
+    return wrench, data.com[0].copy()
+
+
+def motion_torques(
+    model: WholeBodyModel,
+    data: pin.Data,
+    q: np.ndarray,
+    v: np.ndarray,
+    a: np.ndarray,
+    contacts: Sequence[ActiveContact],
+    *,
+    mu: float,
+    solver: DenseQPSolver | None = None,
+    lifted: Sequence[str] = (),
+    jacobians_at_q: bool = False,
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Joint torques [N m] (ndof,) of the motion (q, v, a) on the held soles (see the module).
+
+    Args:
+        model: Whole-body model (floating base).
+        data: Scratch data of ``model.model`` (overwritten).
+        q: Configuration (nq,).
+        v: Velocity (nv,) [rad/s, m/s].
+        a: Acceleration (nv,) [rad/s^2, m/s^2].
+        contacts: Held soles.
+        mu: Friction coefficient of the wrench cones [-].
+        solver: Re-used QP workspace of the distribution.
+        lifted: Held soles with no load: their wrench is left out of tau.
+        jacobians_at_q: ``data`` already holds the joint Jacobians and frame placements at q
+            (``computeJointJacobians`` and ``updateFramePlacements``, e.g. by
+            :func:`~wbm_control.planned_acceleration.planned_acceleration` at the same q):
+            they are read instead of computed again.
+
+    Returns:
+        tau, and the sole wrenches (force [N], torque [N m] at the sole origin, world axes; a
+        sole left out of tau included). Without held soles the wrenches are empty (the motion
+        is that of a free-falling body's joints). When the net wrench cannot be distributed in
+        the cones (the ZMP of the motion outside the support polygon), the minimum-norm wrenches
+        that produce it are used (no cones).
+
+    Raises:
+        InputError: q, v or a of the wrong size or not finite.
+    """
+    pin_model = model.model
+    q, v, a = (np.asarray(x, dtype=float) for x in (q, v, a))
+    sizes = (("q", q, pin_model.nq), ("v", v, pin_model.nv), ("a", a, pin_model.nv))
+    for name, value, size in sizes:
+        if value.shape != (size,) or not np.all(np.isfinite(value)):
+            raise InputError(name, f"{size} finite values", value.shape)
+    tau = pin.rnea(pin_model, data, q, v, a).copy()
+    if not contacts:
+        return tau[6:], {}
+    # The base rows of M a + h are the net contact wrench at the base origin, base axes
+    # (sum_i J_i,base^T f_i); about the CoM in world axes it is dh_G/dt - (m g, 0).
+    base = pin_model.jointPlacements[1] * pin.XYZQUATToSE3(q[:7])  # the free-flyer's placement
+    com = pin.centerOfMass(pin_model, data, POSITION, False)  # rnea placed the joints at q
+    force = base.rotation @ tau[:3]
+    moment = base.rotation @ tau[3:6] + np.cross(base.translation - com, force)
+    wrench = np.concatenate([force, moment])
+    try:
+        wrenches = solve_wrench_distribution(contacts, com, wrench, mu=mu, solver=solver)
+    except NoSolutionFound:
+        wrenches = _minimum_norm_wrenches(contacts, com, wrench)
+    if not jacobians_at_q:
+        pin.computeJointJacobians(pin_model, data, q)
+        pin.updateFramePlacements(pin_model, data)
+    joints = tau[6:]
+    for contact in contacts:
+        if contact.sole.name in lifted:
+            continue
+        jacobian = pin.getFrameJacobian(pin_model, data, model.frame_id(contact.sole.frame), _LWA)
+        joints -= jacobian[:, 6:].T @ wrenches[contact.sole.name]
+    return joints, wrenches
+
+
+def _minimum_norm_wrenches(
+    contacts: Sequence[ActiveContact], com: np.ndarray, wrench: np.ndarray
+) -> dict[str, np.ndarray]:
+    """The least-norm sole wrenches (at the sole origins, world axes) summing to ``wrench``."""
+    columns = []
+    for contact in contacts:
+        block = np.eye(6)
+        r = contact.placement.translation - com
+        block[3:, :3] = np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
+        columns.append(block)
+    x = np.linalg.pinv(np.hstack(columns)) @ wrench
+    return {c.sole.name: x[6 * k : 6 * k + 6].copy() for k, c in enumerate(contacts)}
