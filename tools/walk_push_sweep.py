@@ -136,8 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     running: dict[int, tuple[int, str, float, str]] = {}
     rows: list[dict] = []
 
-    def reap(block: bool) -> None:
-        while running and (block or len(running) >= args.jobs):
+    def reap(every: bool) -> None:
+        """Collect finished children: until a slot is free, or (every) all of them."""
+        while running and (every or len(running) >= args.jobs):
             pid, status = os.wait()
             fd, name, offset, label = running.pop(pid)
             with os.fdopen(fd) as pipe:
@@ -145,7 +146,6 @@ def main(argv: list[str] | None = None) -> int:
             row = json.loads(text) if text else {"error": f"child status {status}"}
             row.update(direction=name, offset=offset, phase=label)
             rows.append(row)
-            block = False
 
     for k in range(args.phases):
         offset = k * stride / args.phases
@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
             break
         label = phase_label(rig)
         for name in directions:
-            reap(block=False)
+            reap(every=False)
             read, write = os.pipe()
             pid = os.fork()
             if pid == 0:
@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
                 os._exit(0)
             os.close(write)
             running[pid] = (read, name, round(offset, 3), label)
-    reap(block=True)
+    reap(every=True)
     rows.sort(key=lambda r: (directions.index(r["direction"]), r["offset"]))
     print(
         f"{'direction':9s} {'t-t0 [s]':>8s}  {'phase at the push':32s} {'result':>12s}  "

@@ -43,6 +43,40 @@ from wbm_control.walking.step_limits import StepLimits
 from wbm_description.exceptions import InputError
 
 
+def schedule_dcm(schedule, time: float, omega: float) -> np.ndarray:
+    """The DCM (x, y) [m] at ``time`` of the LIP whose ZMP follows a schedule's references.
+
+    Backward from the final standing phase (the DCM at rest over its ZMP), through each phase
+    whose ZMP goes linearly from z_0 to z_1 over T: with r = (z_1 - z_0) / (omega T) the DCM is
+    xi(t) = z(t) + r + (xi(T) - z_1 - r) exp(-omega (T - t)) (the unique bounded solution of
+    xi' = omega (xi - z); Englsberger et al. 2015 for constant ZMPs).
+
+    Args:
+        schedule: A :class:`~wbm_control.walking.contact_schedule.ContactSchedule`.
+        time: When [s].
+        omega: LIP natural frequency [1/s].
+    """
+    phases = schedule.phases
+    xi = np.asarray(phases[-1].zmp_end, dtype=float)[:2].copy()
+    for phase in reversed(phases):
+        if not math.isfinite(phase.end):
+            xi = np.asarray(phase.zmp_end, dtype=float)[:2].copy()
+            continue
+        span = phase.end - phase.start
+        z0 = np.asarray(phase.zmp_start, dtype=float)[:2]
+        z1 = np.asarray(phase.zmp_end, dtype=float)[:2]
+        r = (z1 - z0) / (omega * span) if span > 0.0 else np.zeros(2)
+        at = max(time, phase.start)
+        if span > 0.0:
+            z_at = z0 + (z1 - z0) * (at - phase.start) / span
+        else:
+            z_at = z1
+        xi = z_at + r + (xi - z1 - r) * math.exp(-omega * (phase.end - at))
+        if time >= phase.start:
+            break
+    return xi
+
+
 @dataclass(frozen=True)
 class StepTimingSolution:
     """Where and when the swing foot lands.
