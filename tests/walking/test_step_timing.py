@@ -156,3 +156,34 @@ def test_bad_input_is_refused(timing, settings, feet):
         solve(timing, [math.nan, 0.0], [0.0, 0.0])
     with pytest.raises(InputError, match="timing_weight"):
         StepTiming(StepLimits.from_settings(settings), feet, settings.omega, timing_weight=0.0)
+
+
+def test_the_schedule_dcm_solves_the_lip_along_the_zmp_references(settings, feet):
+    """xi' = omega (xi - z(t)) checked by central differences along a walking schedule, and
+    the DCM at rest over the ZMP in the final standing phase."""
+    from walking_helpers import forward_walk_schedule
+
+    from wbm_control.walking.step_timing import schedule_dcm
+
+    omega = settings.omega
+    schedule, _ = forward_walk_schedule(settings, feet, velocity=0.2, steps=4)
+    end = schedule.phases[-1].start
+    e = 1e-6
+    for t in np.linspace(schedule.phases[0].start + 0.01, end - 0.01, 37):
+        phase = schedule.phase_at(t)
+        if min(abs(t - phase.start), abs(t - phase.end)) < 2 * e:
+            continue
+        derivative = schedule_dcm(schedule, t + e, omega) - schedule_dcm(schedule, t - e, omega)
+        derivative /= 2 * e
+        expected = omega * (schedule_dcm(schedule, t, omega) - phase.zmp_reference(t))
+        # Central differences: O(e^2) times the third derivative (omega^3 |xi - z| < 50 m/s^3),
+        # plus rounding 1e-16 / 1e-6: 1e-8 m/s.
+        np.testing.assert_allclose(derivative, expected, atol=1e-7)
+    np.testing.assert_allclose(
+        schedule_dcm(schedule, end + 1.0, omega), schedule.phases[-1].zmp_end, atol=1e-12
+    )
+    # Continuous across the phase switches (1e-9 m: the two one-sided evaluations 1e-12 s apart).
+    for phase in schedule.phases[:-1]:
+        before = schedule_dcm(schedule, phase.end - 1e-12, omega)
+        after = schedule_dcm(schedule, phase.end + 1e-12, omega)
+        np.testing.assert_allclose(before, after, atol=1e-9)

@@ -61,6 +61,8 @@ def schedule_dcm(schedule, time: float, omega: float) -> np.ndarray:
     for phase in reversed(phases):
         if not math.isfinite(phase.end):
             xi = np.asarray(phase.zmp_end, dtype=float)[:2].copy()
+            if time >= phase.start:
+                break
             continue
         span = phase.end - phase.start
         z0 = np.asarray(phase.zmp_start, dtype=float)[:2]
