@@ -95,6 +95,9 @@ class WalkingSettings(Settings):
             (:mod:`~wbm_control.walking.step_timing`), the gain and dead band above still
             deciding whether the step moves; 0 moves the place only
             (:mod:`~wbm_control.walking.step_adjustment`).
+        step_timing_threshold: Step timing takes a swing over (until its touch-down) when the
+            DCM predicted at the nominal touch-down is this far or more from its nominal offset
+            to the nominal step (a push); below, the place-only step adjustment acts [m].
         dcm_offset_weight: Step timing: cost of the DCM's offset from its planned place
             relative to the new footstep at touch-down, w_b [1/m^2] (the step's own cost is
             1 per m^2).
@@ -308,6 +311,9 @@ class WalkingSettings(Settings):
             "wbm_control.walking.step_timing, 0: the step's place only"
         ),
     )
+    step_timing_threshold: float = setting(
+        0.05, doc="Step timing: the predicted touch-down DCM's error that engages it", unit="m"
+    )
     dcm_offset_weight: float = setting(
         100.0, doc="Step timing: cost of the DCM offset at touch-down off its plan", unit="1/m^2"
     )
@@ -374,6 +380,7 @@ class WalkingSettings(Settings):
             "side_by_side_tolerance",
             "side_by_side_yaw_tolerance",
             "step_timing_weight",
+            "step_timing_threshold",
             "dcm_offset_weight",
             "min_double_support_duration",
         ):

@@ -101,7 +101,8 @@ class WalkingController:
             timing_weight=max(settings.step_timing_weight, 1e-12),
             offset_weight=settings.dcm_offset_weight,
         )
-        self._nominal_swing: tuple[float, Footstep] | None = None
+        self._nominal_swing: tuple[float, Footstep, np.ndarray | None] | None = None
+        self._timing_engaged: float | None = None  # lift-off time of the swing it took over
         self.command = (0.0, 0.0, 0.0)
         self.mode = "velocity"
         self._pending: list[Footstep] | None = None
@@ -363,9 +364,11 @@ class WalkingController:
             return False
         stance = sm.foot(sm.stance_side)
         if s.step_timing_weight > 0.0:
-            return self._time_step(
+            moved = self._time_step(
                 t, stance, np.asarray(dcm_reference)[:2] + dcm_error[:2], dcm_reference
             )
+            if moved is not None:
+                return moved
         adjusted = self.step_adjustment.adjust(
             self._nominal_swing[1], stance, dcm_error, remaining
         )
@@ -377,7 +380,7 @@ class WalkingController:
 
     def _time_step(
         self, t: float, stance: Footstep, dcm: np.ndarray, dcm_reference: np.ndarray
-    ) -> bool:
+    ) -> bool | None:
         """Step timing (:mod:`~wbm_control.walking.step_timing`): the touch-down's place and time.
 
         Nominal (fixed at lift-off): the footstep and end then planned, and the DCM offset at
@@ -388,10 +391,12 @@ class WalkingController:
         (1 - tau) (the plan's ZMP moves inside the stance sole early in a swing: the sole's
         centre mispredicts the touch-down DCM by up to 9 cm on iCub). So on the plan the
         prediction is the plan's, and a DCM error e grows to e tau (the step adjustment's
-        law). Within the dead band (the DCM offset of the nominal step at the nominal time
-        within ``step_adjustment_dead_band`` of its nominal) the nominal step and time stand.
-        The swing is re-timed when the place moves by 5 mm or more or the end by more than one
-        walking period.
+        law). It takes a swing over when the DCM offset of the nominal step at the nominal time
+        is ``step_timing_threshold`` or more off its nominal (a push), and keeps it until its
+        touch-down; before that it returns None (the place-only step adjustment decides). Then,
+        within the dead band (that offset within ``step_adjustment_dead_band`` of its nominal)
+        the nominal step and time stand. The swing is re-timed when the place moves by 5 mm or
+        more or the end by more than one walking period; whether it was.
         """
         s, sm = self.settings, self.state_machine
         start, nominal, offset = self._nominal_swing
@@ -408,7 +413,12 @@ class WalkingController:
         tau_nom = math.exp(s.omega * max(nominal_remaining, 0.0))
         centre = self.geometry.feet.center(nominal)[:2]
         predicted = zmp + (dcm - zmp) * tau_nom - centre
-        if float(np.linalg.norm(predicted - offset)) < s.step_adjustment_dead_band:
+        distance = float(np.linalg.norm(predicted - offset))
+        if self._timing_engaged != start:
+            if distance < s.step_timing_threshold:
+                return None
+            self._timing_engaged = start
+        if distance < s.step_adjustment_dead_band:
             step, end = nominal, nominal_end
         else:
             solution = self.step_timing.solve(
