@@ -312,7 +312,7 @@ class WalkingSettings(Settings):
         ),
     )
     step_timing_threshold: float = setting(
-        0.05, doc="Step timing: the predicted touch-down DCM's error that engages it", unit="m"
+        0.13, doc="Step timing: the predicted touch-down DCM's error that engages it", unit="m"
     )
     dcm_offset_weight: float = setting(
         100.0, doc="Step timing: cost of the DCM offset at touch-down off its plan", unit="1/m^2"
