@@ -20,7 +20,7 @@ SETTINGS = WalkingSettings(
     com_height=0.44,
     step_adjustment_gain=1.0,
     step_timing_weight=0.1,
-    step_timing_threshold=0.05,
+    step_timing_threshold=0.02,
     min_single_support_duration=0.3,
     max_single_support_duration=0.6,
 )

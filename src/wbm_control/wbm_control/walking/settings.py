@@ -96,8 +96,9 @@ class WalkingSettings(Settings):
             deciding whether the step moves; 0 moves the place only
             (:mod:`~wbm_control.walking.step_adjustment`).
         step_timing_threshold: Step timing takes a swing over (until its touch-down) when the
-            DCM predicted at the nominal touch-down is this far or more from its nominal offset
-            to the nominal step (a push); below, the place-only step adjustment acts [m].
+            DCM is this far or more beside (laterally, in the stance sole's frame) the DCM of
+            the nominal step at the nominal time (a push); below, the place-only step
+            adjustment acts [m].
         dcm_offset_weight: Step timing: cost of the DCM's offset from its planned place
             relative to the new footstep at touch-down, w_b [1/m^2] (the step's own cost is
             1 per m^2).
@@ -312,7 +313,7 @@ class WalkingSettings(Settings):
         ),
     )
     step_timing_threshold: float = setting(
-        0.13, doc="Step timing: the predicted touch-down DCM's error that engages it", unit="m"
+        0.02, doc="Step timing: the lateral DCM deviation that engages it", unit="m"
     )
     dcm_offset_weight: float = setting(
         100.0, doc="Step timing: cost of the DCM offset at touch-down off its plan", unit="1/m^2"

@@ -391,9 +391,10 @@ class WalkingController:
         (1 - tau) (the plan's ZMP moves inside the stance sole early in a swing: the sole's
         centre mispredicts the touch-down DCM by up to 9 cm on iCub). So on the plan the
         prediction is the plan's, and a DCM error e grows to e tau (the step adjustment's
-        law). It takes a swing over when the DCM offset of the nominal step at the nominal time
-        is ``step_timing_threshold`` or more off its nominal (a push), and keeps it until its
-        touch-down; before that it returns None (the place-only step adjustment decides). Then,
+        law). It takes a swing over when the DCM is ``step_timing_threshold`` or more beside
+        the nominal one now (xi_nom = z + (u_nom + k + b_nom - z) / tau_nom; laterally in the
+        stance sole's frame: a push), and keeps it until its touch-down; before that it returns
+        None (the place-only step adjustment decides). Then,
         within the dead band (that offset within ``step_adjustment_dead_band`` of its nominal)
         the nominal step and time stand. The swing is re-timed when the place moves by 5 mm or
         more or the end by more than one walking period; whether it was.
@@ -415,7 +416,10 @@ class WalkingController:
         predicted = zmp + (dcm - zmp) * tau_nom - centre
         distance = float(np.linalg.norm(predicted - offset))
         if self._timing_engaged != start:
-            if distance < s.step_timing_threshold:
+            # The DCM's lateral deviation (stance sole frame) from the nominal one now.
+            deviation = (predicted - offset) / tau_nom
+            lateral = -math.sin(stance.yaw) * deviation[0] + math.cos(stance.yaw) * deviation[1]
+            if abs(lateral) < s.step_timing_threshold:
                 return None
             self._timing_engaged = start
         if distance < s.step_adjustment_dead_band:
