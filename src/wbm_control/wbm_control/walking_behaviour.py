@@ -136,7 +136,10 @@ class WalkingBehaviour:
                 left_sole=self.left_sole,
                 right_sole=self.right_sole,
             )
-            walking = WalkingController(geometry, self.settings, time=t)
+            settings = self.settings
+            if isinstance(self.controller.mode, IkMode):  # step timing: torque mode only (on,
+                settings = settings.replace(step_timing_weight=0.0)  # iCub's 1 m ik walk fell)
+            walking = WalkingController(geometry, settings, time=t)
         result = getattr(walking, name)(*args)  # raises on a bad command: nothing changes
         if self.walking is None:
             self.walking = walking
