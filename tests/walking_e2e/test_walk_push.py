@@ -14,8 +14,9 @@ Measured (ground-following swing and step timing): no fall, 0.847 m advanced in 
 under the lateral push (the foot rolls on its edge: reported, not bounded); 21.5 s wall on a
 quiet machine (87 s loaded). This is one point of a phase-dependent result: with both pushes
 50 ms later it walks on (0.878 m), 50 ms earlier it FALLS 1.3 s after the lateral push (as
-on main's code); one lateral 4 N s push at 8 phases of a stride walks on at
-9 of 16 (tools/walk_push_sweep.py; README), so no second lateral phase is asserted here.
+on main's code); one lateral 4 N s push, left or right, at 16 phases of a stride walks on at
+20 of 32 (main's code 17, the ground-following swing alone 7; tools/walk_push_sweep.py,
+README), so no second lateral phase is asserted here.
 """
 
 from __future__ import annotations
