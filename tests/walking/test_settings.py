@@ -65,3 +65,23 @@ def test_bad_values_raise_a_config_error_naming_the_key(key, value):
     assert error.value.key == key
     assert error.value.expected
     assert error.value.path == "<no file>"
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("min_single_support_duration", 0.7),  # longer than the swing (0.6 s)
+        ("min_single_support_duration", 0.05),  # not longer than step_adjustment_freeze (0.1 s)
+        ("max_single_support_duration", 0.5),  # shorter than the swing (0.6 s)
+        ("step_timing_threshold", -0.01),
+        ("dcm_offset_weight", -1.0),
+    ],
+)
+def test_bad_step_timing_values_raise_a_config_error_naming_the_key(key, value):
+    with pytest.raises(ConfigError) as error:
+        WalkingSettings(step_timing_weight=0.1, **{key: value})
+    assert error.value.key == key
+    assert error.value.expected
+    # Step timing off (weight 0): its durations are not checked against the swing.
+    if key.endswith("single_support_duration"):
+        WalkingSettings(**{key: value})

@@ -9,12 +9,14 @@ from walking_helpers import standing_feet
 from wbm_control.walking import (
     ActivateContact,
     ContactState,
+    Footstep,
     FootstepPlanner,
     FootstepPlanRejected,
     ReleaseContact,
     WalkingState,
     WalkingStateMachine,
 )
+from wbm_description.exceptions import InputError
 
 DT = 0.002
 """Control period [s]: switches are detected at the first tick at or after their time, so times
@@ -210,3 +212,38 @@ def test_schedule_follows_the_machine(machine, two_steps, settings):
     assert schedule.phases[0].support[0].side == "right"
     assert schedule.phases[0].swing == two_steps[0]
 
+
+def test_a_retimed_swing_lands_at_its_new_time_by_clock_and_by_force(machine, two_steps, settings):
+    """Step timing: the left swing (0.6 -> 1.2 s) re-timed at 0.8 s to end at 1.0 s, 3 cm wider.
+
+    By the clock it lands at 1.0 s at rest on the new footstep; a contact is accepted from
+    min_touchdown_phase (0.5) of the NEW duration (0.5 x 0.4 s after lift-off: 0.8 s), not of
+    the planned one (0.9 s).
+    """
+    assert settings.min_touchdown_phase == 0.5
+    machine.set_footsteps(two_steps, 0.0)
+    run(machine, 0.8)
+    target = machine.swing_target
+    wider = Footstep("left", target.x, target.y + 0.03, target.yaw)
+    before = machine.swing_sample(0.8)[1]
+    machine.retime_swing(wider, 1.0, 0.8)
+    after = machine.swing_sample(0.8)[1]
+    assert after.pose.isApprox(before.pose, 1e-12)  # the reference does not jump
+    np.testing.assert_allclose(after.velocity, before.velocity, atol=1e-12)
+    assert machine.phase_end == 1.0 and machine.schedule(0.8).phases[0].end == 1.0
+    clock = run(machine, 1.05, start=0.802)
+    activation = first_activation(clock)
+    assert activation.reason == "clock" and activation.time == pytest.approx(1.0, abs=1e-12)
+    assert activation.placement.isApprox(wider.placement(), 1e-9)
+
+    left, right = standing_feet()
+    forced = WalkingStateMachine(settings, machine.feet, left=left, right=right)
+    forced.set_footsteps(two_steps, 0.0)
+    run(forced, 0.8)
+    with pytest.raises(InputError, match="end_time"):
+        forced.retime_swing(wider, 0.8, 0.8)
+    forced.retime_swing(wider, 1.0, 0.8)
+    log = run(forced, 1.05, forces(left_from=0.81), start=0.802)
+    activation = first_activation(log)
+    assert activation.reason == "early_touchdown"
+    assert activation.time == pytest.approx(0.81, abs=DT)

@@ -3,13 +3,20 @@
 Torque mode, in-process (estimator and ankle F/T), our compliant simulator: 1.5 s of walking,
 then 4 N s forward on the torso (40 N for 0.1 s), 2.5 s later 4 N s leftward, 2.5 s more. No
 fall, and walking goes on (the robot keeps advancing: more than 0.5 m in the 5 s, 1 m
-undisturbed). The DCM step adjustment moves the touch-downs and the stabilizer moves the ZMP.
-(The feet slide a few mm under the pushes: reported, not bounded; the issue bounds the slide of
-the walks.) The rig is deterministic (test_walk_determinism.py): one run is the result.
+undisturbed). The DCM step adjustment moves the touch-downs, the step timing
+(wbm_control.walking.step_timing) moves the lateral push's touch-downs in place and time, and
+the stabilizer moves the ZMP. (The feet slide under the pushes: reported, not bounded; the issue
+bounds the slide of the walks.) The rig is deterministic (test_walk_determinism.py): one run is
+the result.
 
-Measured: no fall, 0.901 m advanced in the 5 s, slide 7.94 mm, estimate error 15.4 mm, 9 F/T
-touch-downs; the F/T ZMP left the stance sole by 96 mm under the lateral push (the foot rolls on
-its edge: reported, not bounded). 324 s wall on the loaded 2-core machine (34 s CPU).
+Measured (ground-following swing and step timing): no fall, 0.847 m advanced in the 5 s, slide
+14.0 mm, estimate error 19.1 mm, 9 F/T touch-downs; the F/T ZMP left the stance sole by 105 mm
+under the lateral push (the foot rolls on its edge: reported, not bounded); 21.5 s wall on a
+quiet machine (87 s loaded). This is one point of a phase-dependent result: with both pushes
+50 ms later it walks on (0.878 m), 50 ms earlier it FALLS 1.3 s after the lateral push (as
+on main's code); one lateral 4 N s push, left or right, at 16 phases of a stride walks on at
+20 of 32 (main's code 17, the ground-following swing alone 7; tools/walk_push_sweep.py,
+README), so no second lateral phase is asserted here.
 """
 
 from __future__ import annotations

@@ -15,9 +15,10 @@ control step, after the base estimate and before the mode's step, it:
    sole (its frame task takes over), ``ActivateContact`` holds it where it touched down (x, y and
    yaw measured by the estimate, on the planned ground height, flat);
 4. gives the swing sole's frame task the swing trajectory's pose, velocity and acceleration
-   (feed-forward), and the CoM task the pattern generator's CoM, velocity and acceleration
-   horizontally (the CoM task's DCM feedback then picks the ZMP in the support polygon of the held
-   soles: the DCM/ZMP stabilizer); vertically the walking height;
+   (feed-forward; in mode "torque" raised or lowered onto the ground where the estimate stands,
+   see :meth:`WalkingBehaviour.ground_height`), and the CoM task the pattern generator's CoM,
+   velocity and acceleration horizontally (the CoM task's DCM feedback then picks the ZMP in the
+   support polygon of the held soles: the DCM/ZMP stabilizer); vertically the walking height;
 5. turns the base orientation reference and the other frame tasks (hands) with the walking frame
    (at the planned CoM, yawed as the mean of the feet, the swing foot's yaw taken from its swing
    reference so that the frame turns smoothly), so that the robot keeps its upper-body posture.
@@ -102,6 +103,7 @@ class WalkingBehaviour:
         self._com_height: float | None = None
         self._relative: dict[str, pin.SE3] = {}
         self._base_relative: np.ndarray | None = None
+        self._ground = 0.0
         estimator = controller.contact_estimator  # soles without F/T: touch-down estimated
         self._touchdown_estimate = (
             None
@@ -134,7 +136,10 @@ class WalkingBehaviour:
                 left_sole=self.left_sole,
                 right_sole=self.right_sole,
             )
-            walking = WalkingController(geometry, self.settings, time=t)
+            settings = self.settings
+            if isinstance(self.controller.mode, IkMode):  # step timing: torque mode only (on,
+                settings = settings.replace(step_timing_weight=0.0)  # iCub's 1 m ik walk fell)
+            walking = WalkingController(geometry, settings, time=t)
         result = getattr(walking, name)(*args)  # raises on a bad command: nothing changes
         if self.walking is None:
             self.walking = walking
@@ -238,6 +243,7 @@ class WalkingBehaviour:
         for command in references.contact_commands:
             if isinstance(command, ReleaseContact):
                 controller.release_contact(command.sole)
+                self._ground = self.ground_height(controller, estimate, command.sole)
             elif isinstance(command, ActivateContact):
                 held = self._touchdown(controller, estimate, command)
                 controller.activate_contact(command.sole, held)
@@ -248,7 +254,11 @@ class WalkingBehaviour:
         for side, sample in references.swing.items():
             sole = self.left_sole if side == "left" else self.right_sole
             task = tasks.frames[tasks.task_of_sole[sole]]
-            task.track((sample.pose, sample.velocity, sample.acceleration))
+            pose = sample.pose
+            if self._ground != 0.0:
+                lifted = pose.translation + np.array([0.0, 0.0, self._ground])
+                pose = pin.SE3(pose.rotation, lifted)
+            task.track((pose, sample.velocity, sample.acceleration))
         position = np.array([references.com[0], references.com[1], height])
         velocity = np.array([references.com_velocity[0], references.com_velocity[1], height_rate])
         acceleration = np.array(
@@ -265,6 +275,28 @@ class WalkingBehaviour:
         twist = np.concatenate([velocity, np.zeros(3)])
         for name, relative in self._relative.items():
             tasks.frames[name].track((frame * relative, twist, np.zeros(6)))
+
+    def ground_height(
+        self, controller: WholeBodyController, estimate: BaseEstimate, lifted: str
+    ) -> float:
+        """Where the estimate puts the ground during the swing of sole ``lifted`` [m].
+
+        The height of the other (stance) sole in the estimator's world (its anchor: constant
+        during the swing). The footsteps are planned on the ground at z = 0, but the
+        estimator anchors each sole where it lands, so the estimated ground drifts with the
+        walk (a heel that strikes first anchors the sole a little high: iCub, 3 m at
+        0.26 m/s, the estimate rose 6 to 11 mm on the compliant contact and 10 to 15 mm on
+        MuJoCo). A swing planned down to z = 0 then meets the real ground that much early,
+        while still moving forward (touch-downs 82-100 ms before the planned end of a 0.5 s
+        swing, the sole 1-2 cm short of its footstep): so in mode "torque" the swing
+        reference is shifted by this height. Mode "ik" keeps the planned ground (0).
+        """
+        if isinstance(controller.mode, IkMode):
+            return 0.0
+        stance = self.right_sole if lifted == self.left_sole else self.left_sole
+        frame_id = controller.sole_frame_ids[stance]
+        pin.framesForwardKinematics(controller.pin_model, self._data, estimate.q)
+        return float(self._data.oMf[frame_id].translation[2])
 
     def _height(self, t: float) -> tuple[float, float, float]:
         """The CoM height reference [m], its rate [m/s] and acceleration [m/s^2].

@@ -90,6 +90,23 @@ class WalkingSettings(Settings):
         step_adjustment_dead_band: Shifts smaller than this leave the footstep as planned [m].
         step_adjustment_freeze: No adjustment in the last this long of a swing (the foot is
             about to land) [s].
+        step_timing_weight: Cost of changing a swing's duration, w_tau on (tau - tau_nom)^2
+            with tau = exp(omega T) [-]: > 0 adjusts where AND when the swing foot lands
+            (:mod:`~wbm_control.walking.step_timing`), the gain and dead band above still
+            deciding whether the step moves; 0 moves the place only
+            (:mod:`~wbm_control.walking.step_adjustment`).
+        step_timing_threshold: Step timing takes a swing over (until its touch-down) when the
+            DCM is this far or more beside (laterally, in the stance sole's frame) the DCM of
+            the nominal step at the nominal time (a push); below, the place-only step
+            adjustment acts [m].
+        dcm_offset_weight: Step timing: cost of the DCM's offset from its planned place
+            relative to the new footstep at touch-down, w_b [1/m^2] (the step's own cost is
+            1 per m^2).
+        min_single_support_duration: Step timing: the shortest swing [s].
+        max_single_support_duration: Step timing: the longest swing [s].
+        min_double_support_duration: Step timing: a double support whose measured DCM is
+            outside the hull of the soles ends this soon after its start (lift-off still waits
+            for the stance foot's load) [s].
     """
 
     single_support_duration: float = setting(
@@ -288,6 +305,30 @@ class WalkingSettings(Settings):
         doc="No adjustment in the last this long of a swing (the foot is about to land)",
         unit="s",
     )
+    step_timing_weight: float = setting(
+        0.0,
+        doc=(
+            "Cost of changing a swing's duration (tau = exp(omega T)); > 0: the step timing of "
+            "wbm_control.walking.step_timing, 0: the step's place only"
+        ),
+    )
+    step_timing_threshold: float = setting(
+        0.02, doc="Step timing: the lateral DCM deviation that engages it", unit="m"
+    )
+    dcm_offset_weight: float = setting(
+        100.0, doc="Step timing: cost of the DCM offset at touch-down off its plan", unit="1/m^2"
+    )
+    min_single_support_duration: float = setting(
+        0.3, doc="Step timing: the shortest swing", unit="s"
+    )
+    max_single_support_duration: float = setting(
+        0.6, doc="Step timing: the longest swing", unit="s"
+    )
+    min_double_support_duration: float = setting(
+        0.2,
+        doc="Step timing: a double support with the DCM outside the soles ends this soon",
+        unit="s",
+    )
 
     def check(self) -> None:
         """The ranges and the rules between fields (see the class docstring)."""
@@ -339,8 +380,26 @@ class WalkingSettings(Settings):
             "step_adjustment_freeze",
             "side_by_side_tolerance",
             "side_by_side_yaw_tolerance",
+            "step_timing_weight",
+            "step_timing_threshold",
+            "dcm_offset_weight",
+            "min_double_support_duration",
         ):
             self._require(key, getattr(self, key) >= 0.0, "a number >= 0")
+        if self.step_timing_weight > 0.0:
+            self._require(
+                "min_single_support_duration",
+                self.step_adjustment_freeze
+                < self.min_single_support_duration
+                <= self.single_support_duration,
+                f"a duration in (step_adjustment_freeze, single_support_duration] "
+                f"({self.step_adjustment_freeze}, {self.single_support_duration}] [s]",
+            )
+            self._require(
+                "max_single_support_duration",
+                self.max_single_support_duration >= self.single_support_duration,
+                f">= single_support_duration ({self.single_support_duration} s)",
+            )
         self._require("max_step_yaw", self.max_step_yaw < 0.5 * math.pi, "an angle < pi/2 [rad]")
         self._require(
             "min_touchdown_phase", 0.0 < self.min_touchdown_phase <= 1.0, "a fraction in (0, 1]"

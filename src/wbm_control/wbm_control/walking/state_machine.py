@@ -40,6 +40,7 @@ from wbm_control.walking.feet import Feet
 from wbm_control.walking.footsteps import Footstep, Side, other_side
 from wbm_control.walking.settings import WalkingSettings
 from wbm_control.walking.swing_foot import SwingFootSample, SwingFootTrajectory
+from wbm_control.walking.swing_retiming import RetimedSwing
 from wbm_description.exceptions import InputError
 
 
@@ -183,6 +184,34 @@ class WalkingStateMachine:
         )
         self._swing_target = step
         self._version += 1
+
+    def retime_swing(self, step: Footstep, end_time: float, t: float) -> None:
+        """Move the touch-down of the swing in progress in place AND time (step timing).
+
+        The reference continues from its state at t (pose, velocity, acceleration) to the new
+        footstep, landing at rest at ``end_time`` (:class:`~wbm_control.walking.swing_retiming.
+        RetimedSwing`); the single support's planned end becomes ``end_time`` (touch-down is
+        still measured: the F/T, the clock only as the fallback). The schedule changes with it.
+
+        Raises:
+            InputError: Not in single support, a step of the stance side, or an end not after t.
+        """
+        if self.state != WalkingState.SINGLE_SUPPORT or step.side != self.swing_side:
+            raise InputError("step", f"a {self.swing_side} step during a swing", step)
+        if not (math.isfinite(end_time) and end_time > t):
+            raise InputError("end_time", f"a time after {t} [s]", end_time)
+        swing = self._swing
+        end = step.placement(swing.end.translation[2])
+        self._swing = RetimedSwing.from_sample(swing, swing.sample(t), t, end, end_time)
+        self._swing_target = step
+        self.phase_end = end_time
+        self._version += 1
+
+    def shorten_double_support(self, end_time: float) -> None:
+        """End the current double support (between steps) no later than ``end_time`` [s]."""
+        if self.state == WalkingState.DOUBLE_SUPPORT and end_time < self.phase_end:
+            self.phase_end = max(end_time, self.phase_start)
+            self._version += 1
 
     def foot(self, side: Side) -> Footstep:
         """Where a foot is on the ground (a swinging foot: its lift-off footstep)."""
@@ -353,7 +382,8 @@ class WalkingStateMachine:
         side = self.swing_side
         touched = contact.reading(side).above(s.touchdown_force)
         elapsed = t - self.phase_start
-        if touched is True and elapsed >= s.min_touchdown_phase * s.single_support_duration:
+        duration = self.phase_end - self.phase_start  # planned, or re-timed
+        if touched is True and elapsed >= s.min_touchdown_phase * duration:
             if t < self.phase_end:
                 time, reason = t, "early_touchdown"
             else:

@@ -11,7 +11,11 @@ tick (see :mod:`wbm_control.walking`)::
       4. the pattern generator re-plans on the new schedule: at every switch and every
          ``replan_period``, from the measured CoM state at switches (and always if
          ``replan_from_measured_state``), else from its own plan;
-      5. the plan is sampled at t; the DCM stabilizer turns the DCM error into a ZMP command.
+      5. the plan is sampled at t; the DCM stabilizer turns the DCM error into a ZMP command;
+      6. during a swing the touch-down is adjusted to the DCM: its place (step adjustment), or
+         with ``step_timing_weight`` > 0 its place and time (step timing); with step timing a
+         double support between steps whose measured DCM left the hull of the soles ends
+         ``min_double_support_duration`` after its start.
 
 Commands: :meth:`~WalkingController.set_velocity_command` (clamped, NaN rejected),
 :meth:`~WalkingController.set_footstep_plan` (checked, rejected whole),
@@ -29,7 +33,7 @@ import numpy as np
 from wbm_control.walking.contact_state import ContactState
 from wbm_control.walking.feet import WalkingGeometry
 from wbm_control.walking.footstep_planner import FootstepPlanner
-from wbm_control.walking.footsteps import Footstep, other_side
+from wbm_control.walking.footsteps import Footstep, other_side, side_sign
 from wbm_control.walking.pattern_generator import ComPlan, LinearMpcPatternGenerator
 from wbm_control.walking.references import WalkingReferences
 from wbm_control.walking.settings import WalkingSettings
@@ -41,7 +45,9 @@ from wbm_control.walking.state_machine import (
 )
 from wbm_control.walking.step_adjustment import StepAdjustment
 from wbm_control.walking.step_limits import StepLimits
+from wbm_control.walking.step_timing import StepTiming, schedule_dcm
 from wbm_description.exceptions import InputError
+from wbm_description.support_geometry import polygon_margin
 from wbm_description.whole_body_model import WholeBodyModel
 
 
@@ -88,7 +94,15 @@ class WalkingController:
             gain=settings.step_adjustment_gain,
             dead_band=settings.step_adjustment_dead_band,
         )
-        self._nominal_swing: tuple[float, Footstep] | None = None
+        self.step_timing = StepTiming(
+            StepLimits.from_settings(settings),
+            geometry.feet,
+            settings.omega,
+            timing_weight=max(settings.step_timing_weight, 1e-12),
+            offset_weight=settings.dcm_offset_weight,
+        )
+        self._nominal_swing: tuple[float, Footstep, np.ndarray | None] | None = None
+        self._timing_engaged: float | None = None  # lift-off time of the swing it took over
         self.command = (0.0, 0.0, 0.0)
         self.mode = "velocity"
         self._pending: list[Footstep] | None = None
@@ -245,6 +259,7 @@ class WalkingController:
             if isinstance(command, ReleaseContact):
                 self._measured.pop(command.side, None)
         switched = switched or bool(commands)
+        self._end_double_support_early(t, com + com_velocity / self.settings.omega)
         if self.mode == "velocity" and (self._velocity_dirty or switched):
             switched = self._replan_velocity(t) or switched
             self._velocity_dirty = False
@@ -271,7 +286,7 @@ class WalkingController:
             com_velocity=com_velocity,
             support_polygon=polygon,
         )
-        if self._adjust_step(t, stabilized.dcm_error):
+        if self._adjust_step(t, stabilized.dcm_error, sample.dcm):
             # Re-planned from the plan's own state: the DCM error stays measured against the
             # plan of lift-off, which the adjustment compensates.
             schedule = sm.schedule(t)
@@ -298,23 +313,62 @@ class WalkingController:
             footsteps=sm.footsteps,
         )
 
-    def _adjust_step(self, t: float, dcm_error: np.ndarray) -> bool:
+    def _end_double_support_early(self, t: float, dcm: np.ndarray) -> None:
+        """Step timing: a double support between steps ends early if the DCM left the soles.
+
+        Only out on the next swing foot's side (that foot can catch it; on the other side,
+        lifting it would only speed the DCM away).
+        """
+        s, sm = self.settings, self.state_machine
+        if (
+            s.step_timing_weight <= 0.0
+            or sm.state != WalkingState.DOUBLE_SUPPORT
+            or not sm.footsteps
+            or sm.phase_end <= sm.phase_start + s.min_double_support_duration
+        ):
+            return
+        hull = self._support_polygon(tuple(sm.support().values()))
+        if polygon_margin(dcm[:2], hull) >= 0.0:
+            return
+        swing = sm.next_swing_side
+        stance = sm.foot(other_side(swing))
+        c, si = math.cos(stance.yaw), math.sin(stance.yaw)
+        offset = dcm[:2] - self.geometry.feet.center(stance)[:2]
+        lateral = -si * offset[0] + c * offset[1]  # in the stance sole's frame
+        if side_sign(swing) * lateral > 0.0:  # out on the swing foot's side: step there sooner
+            sm.shorten_double_support(sm.phase_start + s.min_double_support_duration)
+
+    def _adjust_step(self, t: float, dcm_error: np.ndarray, dcm_reference: np.ndarray) -> bool:
         """Step adjustment during a swing (see :mod:`~wbm_control.walking.step_adjustment`).
 
         The swing target planned at lift-off is moved by the grown DCM error, within the step
         limits; the swing is re-targeted when that moves it by more than 5 mm from its current
-        target, not in the last ``step_adjustment_freeze`` of the swing. Whether it moved.
+        target, not in the last ``step_adjustment_freeze`` of the swing. With step timing
+        (``step_timing_weight`` > 0) the place and the time come from
+        :class:`~wbm_control.walking.step_timing.StepTiming` instead. Whether it moved.
         """
         s, sm = self.settings, self.state_machine
         if s.step_adjustment_gain <= 0.0 or sm.state != WalkingState.SINGLE_SUPPORT:
             self._nominal_swing = None
             return False
         if self._nominal_swing is None or self._nominal_swing[0] != sm.phase_start:
-            self._nominal_swing = (sm.phase_start, sm.swing_target)
+            offset = None
+            if s.step_timing_weight > 0.0:
+                touchdown = sm.phase_start + s.single_support_duration
+                offset = schedule_dcm(sm.schedule(t), touchdown, s.omega) - (
+                    self.geometry.feet.center(sm.swing_target)[:2]
+                )
+            self._nominal_swing = (sm.phase_start, sm.swing_target, offset)
         remaining = sm.phase_end - t
         if remaining < s.step_adjustment_freeze:
             return False
         stance = sm.foot(sm.stance_side)
+        if s.step_timing_weight > 0.0:
+            moved = self._time_step(
+                t, stance, np.asarray(dcm_reference)[:2] + dcm_error[:2], dcm_reference
+            )
+            if moved is not None:
+                return moved
         adjusted = self.step_adjustment.adjust(
             self._nominal_swing[1], stance, dcm_error, remaining
         )
@@ -322,6 +376,72 @@ class WalkingController:
         if math.hypot(adjusted.x - current.x, adjusted.y - current.y) < 5e-3:
             return False
         sm.retarget_swing(adjusted)
+        return True
+
+    def _time_step(
+        self, t: float, stance: Footstep, dcm: np.ndarray, dcm_reference: np.ndarray
+    ) -> bool | None:
+        """Step timing (:mod:`~wbm_control.walking.step_timing`): the touch-down's place and time.
+
+        Nominal (fixed at lift-off): the footstep and end then planned, and the DCM offset at
+        touch-down of the LIP following that schedule's ZMP references
+        (:func:`~wbm_control.walking.step_timing.schedule_dcm`). The ZMP held for the rest of
+        the swing is the plan's equivalent constant ZMP: the one taking the plan's DCM now to
+        the plan's DCM at the current touch-down time, z = (xi_plan(T) - xi_ref tau) /
+        (1 - tau) (the plan's ZMP moves inside the stance sole early in a swing: the sole's
+        centre mispredicts the touch-down DCM by up to 9 cm on iCub). So on the plan the
+        prediction is the plan's, and a DCM error e grows to e tau (the step adjustment's
+        law). It takes a swing over when the DCM is ``step_timing_threshold`` or more beside
+        the nominal one now (xi_nom = z + (u_nom + k + b_nom - z) / tau_nom; laterally in the
+        stance sole's frame: a push), and keeps it until its touch-down; before that it returns
+        None (the place-only step adjustment decides). Then,
+        within the dead band (that offset within ``step_adjustment_dead_band`` of its nominal)
+        the nominal step and time stand. The swing is re-timed when the place moves by 5 mm or
+        more or the end by more than one walking period; whether it was.
+        """
+        s, sm = self.settings, self.state_machine
+        start, nominal, offset = self._nominal_swing
+        nominal_end = start + s.single_support_duration
+        nominal_remaining = nominal_end - t
+        elapsed = t - sm.phase_start
+        low = max(s.min_single_support_duration - elapsed, s.step_adjustment_freeze)
+        high = max(s.max_single_support_duration - elapsed, low)
+        tau = math.exp(s.omega * (sm.phase_end - t))
+        reference = np.asarray(dcm_reference, dtype=float)[:2]
+        planned = self.pattern_generator.plan.sample(sm.phase_end).dcm[:2]
+        zmp = (planned - reference * tau) / (1.0 - tau)
+        dcm = np.asarray(dcm, dtype=float)[:2]
+        tau_nom = math.exp(s.omega * max(nominal_remaining, 0.0))
+        centre = self.geometry.feet.center(nominal)[:2]
+        predicted = zmp + (dcm - zmp) * tau_nom - centre
+        distance = float(np.linalg.norm(predicted - offset))
+        if self._timing_engaged != start:
+            # The DCM's lateral deviation (stance sole frame) from the nominal one now.
+            deviation = (predicted - offset) / tau_nom
+            lateral = -math.sin(stance.yaw) * deviation[0] + math.cos(stance.yaw) * deviation[1]
+            if abs(lateral) < s.step_timing_threshold:
+                return None
+            self._timing_engaged = start
+        if distance < s.step_adjustment_dead_band:
+            step, end = nominal, nominal_end
+        else:
+            solution = self.step_timing.solve(
+                nominal=nominal,
+                stance=stance,
+                dcm=dcm,
+                zmp=zmp,
+                nominal_offset=offset,
+                nominal_remaining=nominal_remaining,
+                min_remaining=low,
+                max_remaining=high,
+            )
+            step, end = solution.step, t + solution.remaining
+        end = min(max(end, t + low), t + high)
+        current = sm.swing_target
+        moved = math.hypot(step.x - current.x, step.y - current.y)
+        if moved < 5e-3 and abs(end - sm.phase_end) <= s.time_step + 1e-9:
+            return False
+        sm.retime_swing(step, end, t)
         return True
 
     def _support_polygon(self, support: tuple[Footstep, ...]) -> np.ndarray:
