@@ -13,7 +13,7 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from nav_msgs.msg import Odometry
 from rclpy.executors import SingleThreadedExecutor
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from std_srvs.srv import Trigger
 
@@ -56,7 +56,15 @@ class Probe:
         self.diagnostics: list[DiagnosticArray] = []
         qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
         self.node.create_subscription(Clock, "/clock", self._on_clock, qos)
-        self.node.create_subscription(Odometry, "ground_truth/odom", self._on_odom, qos)
+        # Transient local: a probe that matches the robot interface late (DDS discovery under
+        # load) still hears the last GROUND_TRUTH_HISTORY (1 s) of poses, t = 0 when it matched
+        # within 1 s; the depth holds all of them (500 per second at the default publish rate).
+        late_joiner = QoSProfile(
+            depth=2000,
+            reliability=ReliabilityPolicy.RELIABLE,
+            durability=DurabilityPolicy.TRANSIENT_LOCAL,
+        )
+        self.node.create_subscription(Odometry, "ground_truth/odom", self._on_odom, late_joiner)
         self.node.create_subscription(DiagnosticArray, "diagnostics", self.diagnostics.append, qos)
 
     def _on_clock(self, message: Clock) -> None:
