@@ -57,6 +57,25 @@ def clearance_bump(tau: float) -> tuple[float, float, float]:
     return value, first, second
 
 
+def late_touchdown_sample(
+    end: pin.SE3, late: float, late_duration: float, late_depth: float
+) -> SwingFootSample:
+    """The swing reference ``late`` seconds after its planned touch-down [s].
+
+    A foot that has not touched down yet goes on straight down from ``end`` by ``late_depth``
+    [m] over ``late_duration`` [s] (quintic, at rest at both ends), then stays there; with either
+    zero it stays at ``end``. Velocity and acceleration in the world frame (linear, angular).
+    """
+    if late_duration <= 0.0 or late_depth <= 0.0:
+        return SwingFootSample(end.copy(), np.zeros(6), np.zeros(6))
+    s, ds, dds = quintic_time_scaling(late, late_duration)
+    pose = end.copy()
+    pose.translation = end.translation - np.array([0.0, 0.0, s * late_depth])
+    velocity, acceleration = np.zeros(6), np.zeros(6)
+    velocity[2], acceleration[2] = -ds * late_depth, -dds * late_depth
+    return SwingFootSample(pose, velocity, acceleration)
+
+
 @dataclass(frozen=True)
 class SwingFootTrajectory:
     """A swing from a lift-off pose to a touch-down pose (see the module docstring).
@@ -128,11 +147,4 @@ class SwingFootTrajectory:
         )
 
     def _after_touchdown(self, late: float) -> SwingFootSample:
-        if self.late_duration <= 0.0 or self.late_depth <= 0.0:
-            return SwingFootSample(self.end.copy(), np.zeros(6), np.zeros(6))
-        s, ds, dds = quintic_time_scaling(late, self.late_duration)
-        pose = self.end.copy()
-        pose.translation = self.end.translation - np.array([0.0, 0.0, s * self.late_depth])
-        velocity, acceleration = np.zeros(6), np.zeros(6)
-        velocity[2], acceleration[2] = -ds * self.late_depth, -dds * self.late_depth
-        return SwingFootSample(pose, velocity, acceleration)
+        return late_touchdown_sample(self.end, late, self.late_duration, self.late_depth)

@@ -26,8 +26,7 @@ import numpy as np
 import pinocchio as pin
 
 from wbm_control.exceptions import InputError
-from wbm_control.trajectories import quintic_time_scaling
-from wbm_control.walking.swing_foot import SwingFootSample
+from wbm_control.walking.swing_foot import SwingFootSample, late_touchdown_sample
 
 _APEX_LEAD = 0.02
 """The apex is aimed at only if it is at least this far ahead [s]."""
@@ -200,11 +199,4 @@ class RetimedSwing:
         return SwingFootSample(pin.SE3(rotation, position), velocity, acceleration)
 
     def _after_touchdown(self, late: float) -> SwingFootSample:
-        if self.late_duration <= 0.0 or self.late_depth <= 0.0:
-            return SwingFootSample(self.end.copy(), np.zeros(6), np.zeros(6))
-        s, ds, dds = quintic_time_scaling(late, self.late_duration)
-        pose = self.end.copy()
-        pose.translation = self.end.translation - np.array([0.0, 0.0, s * self.late_depth])
-        velocity, acceleration = np.zeros(6), np.zeros(6)
-        velocity[2], acceleration[2] = -ds * self.late_depth, -dds * self.late_depth
-        return SwingFootSample(pose, velocity, acceleration)
+        return late_touchdown_sample(self.end, late, self.late_duration, self.late_depth)
