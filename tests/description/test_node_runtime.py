@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import pytest
@@ -108,3 +109,22 @@ def test_sections_read_by_someone_else_are_excluded(context):
         assert declare_settings(node, Section, prefix="section.") == Section(1.0)
     finally:
         node.destroy_node()
+
+
+def test_run_node_sets_the_gil_switch_interval_and_reports_a_refused_start(capsys):
+    # The interval is the process's: set before the node is built, so also on a refused start.
+    from wbm_description.ros.node_runtime import EXIT_STARTUP_ERROR, SWITCH_INTERVAL, run_node
+
+    def refuse() -> WbmNode:
+        raise ConfigError("robot.yaml", "rate", "a rate > 0 [Hz]", -1.0)
+
+    before = sys.getswitchinterval()
+    try:
+        assert run_node(refuse, "wbm_test_node", []) == EXIT_STARTUP_ERROR
+        # getswitchinterval returns the value the interpreter stored (microsecond resolution).
+        assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL, abs=1e-6)
+        assert SWITCH_INTERVAL == pytest.approx(5e-4)
+    finally:
+        sys.setswitchinterval(before)
+    err = capsys.readouterr().err
+    assert "wbm_test_node: error:" in err and "rate" in err

@@ -24,8 +24,8 @@ mm apart along the trunk; slide <= 1.21 mm; estimate error <= 24 mm. On rigid co
 MuJoCo (one run each, 96 and 119 s wall): square back within 7.2 / 14.4 mm; turn 89.98 / 90.03
 deg, the mid-feet point moved 0.3 / 8.2 mm; sideways 1.016 / 1.051 m, the feet 0.2 / 1.2 mm apart
 along the trunk; slide <= 0.18 / 2.19 mm; ZMP margin >= 2.1 / -0.6 mm (MuJoCo: within its 39 mm
-estimate error, sideways); estimate error <= 1.8 / 39.1 mm (MuJoCo's sideways walk, 29 steps; its 3 m forward
-walk reports 13.8 mm: the drift on MuJoCo is not diagnosed).
+estimate error, sideways); estimate error <= 1.8 / 39.1 mm (MuJoCo's sideways walk, 29
+steps; its 3 m forward walk reports 13.8 mm: the drift on MuJoCo is not diagnosed).
 """
 
 from __future__ import annotations
