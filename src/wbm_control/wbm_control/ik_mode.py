@@ -170,6 +170,7 @@ class IkMode:
             com_cost=0.0 if com_task is None else com_task.cost,
             joint_cost=float(self.ik.posture_task.cost),
             damping=max(self.ik.damping, 1e-9),
+            root_rows=self.ik.base_dofs,
         )
         return self.acceleration
 

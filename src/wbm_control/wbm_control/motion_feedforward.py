@@ -37,6 +37,7 @@ import pinocchio as pin
 from wbm_control.contacts import ActiveContact
 from wbm_control.exceptions import InputError, NoSolutionFound
 from wbm_control.qp import DenseQPSolver
+from wbm_control.small_linalg import cross3
 from wbm_control.wrench_distribution import solve_wrench_distribution
 from wbm_description.whole_body_model import WholeBodyModel
 
@@ -98,10 +99,10 @@ def motion_torques(
         InputError: q, v or a of the wrong size or not finite.
     """
     pin_model = model.model
-    q, v, a = (np.asarray(x, dtype=float) for x in (q, v, a))
+    q, v, a = np.asarray(q, dtype=float), np.asarray(v, dtype=float), np.asarray(a, dtype=float)
     sizes = (("q", q, pin_model.nq), ("v", v, pin_model.nv), ("a", a, pin_model.nv))
     for name, value, size in sizes:
-        if value.shape != (size,) or not np.all(np.isfinite(value)):
+        if value.shape != (size,) or not np.isfinite(value).all():
             raise InputError(name, f"{size} finite values", value.shape)
     tau = pin.rnea(pin_model, data, q, v, a).copy()
     if not contacts:
@@ -111,7 +112,7 @@ def motion_torques(
     base = pin_model.jointPlacements[1] * pin.XYZQUATToSE3(q[:7])  # the free-flyer's placement
     com = pin.centerOfMass(pin_model, data, POSITION, False)  # rnea placed the joints at q
     force = base.rotation @ tau[:3]
-    moment = base.rotation @ tau[3:6] + np.cross(base.translation - com, force)
+    moment = base.rotation @ tau[3:6] + cross3(base.translation - com, force)
     wrench = np.concatenate([force, moment])
     try:
         wrenches = solve_wrench_distribution(contacts, com, wrench, mu=mu, solver=solver)

@@ -27,10 +27,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
+from scipy.linalg import lapack
 
 from wbm_control.exceptions import InputError
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+_GESV = lapack.dgesv  # LU with partial pivoting (what np.linalg.solve calls)
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ def planned_acceleration(
     com_cost: float | np.ndarray = 0.0,
     joint_cost: float = 0.0,
     damping: float = 1e-9,
+    root_rows: int | None = None,
 ) -> np.ndarray:
     """The acceleration (nv,) that best realizes the planned task accelerations (see module).
 
@@ -72,6 +75,8 @@ def planned_acceleration(
         com_cost: Weight of the CoM rows [s^2/m], scalar or (3,).
         joint_cost: Weight of the joint accelerations [s^2/rad] (the regularization).
         damping: Weight of ||a||^2 [-], > 0.
+        root_rows: Velocity rows of the root joint, which ``joint_cost`` leaves out (6 for a
+            free flyer); None: read from the model.
 
     Raises:
         InputError: damping not positive, or q, v of the wrong size.
@@ -93,9 +98,11 @@ def planned_acceleration(
     row = 0
     if com_acceleration is not None:
         pin.centerOfMass(model, data, pin.KinematicLevel.ACCELERATION, True)
-        cost = np.broadcast_to(np.asarray(com_cost, dtype=float), (3,))
+        cost = com_cost if isinstance(com_cost, float) else np.asarray(com_cost, dtype=float)
+        if not isinstance(cost, float) and cost.shape != (3,):
+            cost = np.broadcast_to(cost, (3,))
         A[:3] = pin.jacobianCenterOfMass(model, data, False)
-        A[:3] *= cost[:, None]
+        A[:3] *= cost if isinstance(cost, float) else cost[:, None]
         b[:3] = cost * (np.asarray(com_acceleration, dtype=float) - data.acom[0])
         row = 3
     if frames:
@@ -110,8 +117,14 @@ def planned_acceleration(
             row += 6
     H = A.T @ A
     g = A.T @ b
-    diagonal = np.einsum("ii->i", H)
+    diagonal = H.reshape(-1)[:: nv + 1]  # a view of the diagonal (H is C-contiguous)
     diagonal += damping
-    root = 6 if model.njoints > 1 and model.joints[1].nq == 7 else 0  # the free-flyer's rows
+    if root_rows is None:  # the free-flyer's rows
+        root_rows = 6 if model.njoints > 1 and model.joints[1].nq == 7 else 0
+    root = root_rows
     diagonal[root:] += joint_cost * joint_cost
-    return np.linalg.solve(H, g)
+    # LAPACK's LU (what np.linalg.solve calls, without its wrapper): the same numbers.
+    _, _, solution, info = _GESV(H, g, overwrite_a=1, overwrite_b=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"singular normal equations (dgesv info {info})")
+    return solution
