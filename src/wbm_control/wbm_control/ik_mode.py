@@ -240,7 +240,10 @@ class IkMode:
         """The CoM reference [m] moved by the integral of the horizontal CoM error."""
         target = com_reference.copy()
         self._com_integral += gain * dt * (com_reference[:2] - com[:2])
-        self._com_integral = np.clip(self._com_integral, -COM_INTEGRAL_LIMIT, COM_INTEGRAL_LIMIT)
+        # np.clip's arithmetic, without its overhead.
+        self._com_integral = np.minimum(
+            np.maximum(self._com_integral, -COM_INTEGRAL_LIMIT), COM_INTEGRAL_LIMIT
+        )
         target[:2] += self._com_integral
         return target
 
