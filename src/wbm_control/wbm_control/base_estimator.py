@@ -41,6 +41,9 @@ class BaseEstimate:
         loaded_soles: Sole names assumed fixed in this estimate.
         foot_wrenches_world: F/T sensor name to ground-on-foot wrench about the world origin.
         normal_forces: Sole name to normal force [N] from its F/T sensor.
+        still_base_velocity: The base linear velocity (3,) [m/s], base axes, that holds the
+            loaded soles still (the least squares before the low-pass filter; ``v[:3]``
+            without ``velocity_cutoff``), None without loaded soles or when unknown.
     """
 
     q: np.ndarray
@@ -48,6 +51,7 @@ class BaseEstimate:
     loaded_soles: tuple[str, ...]
     foot_wrenches_world: dict[str, np.ndarray]
     normal_forces: dict[str, float]
+    still_base_velocity: np.ndarray | None = None
 
 
 class BaseEstimator:
@@ -269,6 +273,7 @@ class BaseEstimator:
         # Velocities: gyro for the base angular velocity, fixed soles for the linear one.
         v = np.empty(self.pin_model.nv)
         v[6:] = dq_j
+        still_base_velocity = None
         # The IMU's LOCAL Jacobian does not depend on the base placement.
         J_imu = pin.getFrameJacobian(self.pin_model, self.data, self.imu_frame_id, _LOCAL)
         # Its base angular block is the rotation from the base to the IMU axes: its inverse is
@@ -285,6 +290,7 @@ class BaseEstimator:
             rows_base = rows[:, 0:3]
             normal_rhs = rows_base.T @ (rows[:, 3:] @ v[3:])
             v[0:3] = solve_3x3(rows_base.T @ rows_base, -normal_rhs)
+            still_base_velocity = v[0:3].copy()
         elif last is not None:
             v[0:3] = rotation.T @ (rotation_last @ last.v[:3])
         else:
@@ -300,7 +306,9 @@ class BaseEstimator:
         foot_wrenches = {
             name: _shift_to_world_origin(w, q[:3]) for name, w in wrenches_at_origin_base.items()
         }
-        estimate = BaseEstimate(q, v, tuple(sorted(fixed)), foot_wrenches, normal_forces)
+        estimate = BaseEstimate(
+            q, v, tuple(sorted(fixed)), foot_wrenches, normal_forces, still_base_velocity
+        )
         self._last, self._last_time = estimate, readings.time
         self._last_rotation = rotation
         return estimate
