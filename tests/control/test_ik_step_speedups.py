@@ -9,10 +9,14 @@ runs each changed path beside its previous formula, kept below as it was at comm
   ``qpsolvers.solve_problem`` on :meth:`DifferentialIK.build`'s problem;
 - the planned acceleration: the normal equations solved by LAPACK's ``dgesv`` (the diagonal
   written through a strided view, the free flyer's rows given) against ``np.linalg.solve``;
+- the planned acceleration and the motion feed-forward read the frames', the soles' and the
+  CoM's Jacobians at q from the step's kinematics (the same q) instead of a pass of their own:
+  the acceleration against the formula before on data of its own (above), the torques against
+  rnea minus the soles' J^T f with Jacobians of a pass of their own, for the same wrenches;
 - the motion feed-forward's net wrench: ``cross3`` against ``np.cross``, from ``pin.rnea`` on
   data of its own.
 
-Tolerance 1e-9 (rad/s, rad/s^2, m/s^2, N, N m), the issue's rule; measured 0.0 on all three
+Tolerance 1e-9 (rad/s, rad/s^2, m/s^2, N, N m), the issue's rule; measured 0.0 on all four
 (the same arrays passed to the same LAPACK, quadprog and arithmetic: the same numbers).
 """
 
@@ -31,13 +35,14 @@ from wbm_control.exceptions import InputError
 
 TOLERANCE = 1e-9  # see the module docstring
 STEPS = 70  # release at 25, lift at 26, load drop 45-64, hold again at 60
+LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 
 
 def planned_acceleration_before(
     model, data, q, v, frames, *, com_acceleration=None, com_cost=0.0, joint_cost=0.0,
-    damping=1e-9, root_rows=None,
+    damping=1e-9, root_rows=None, jacobians=None, com_jacobian=None,
 ):  # fmt: skip
-    """planned_acceleration as it was at e3a2373 (root_rows: the new argument, ignored)."""
+    """planned_acceleration as it was at e3a2373 (the new arguments ignored: its own pass)."""
     if not damping > 0.0:
         raise InputError("damping", "a damping > 0", damping)
     q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
@@ -93,7 +98,7 @@ def test_the_faster_ik_paths_compute_what_the_formulas_before_computed(icub, mon
     controller.settings = shipped.replace(control_rate=controller.settings.control_rate, mode="ik")
     ik = controller.mode.ik
     ik.solver, ik.solver_options = "quadprog", {}
-    compared = {"ik": 0, "acceleration": 0, "wrench": 0, "largest": 0.0}
+    compared = {"ik": 0, "acceleration": 0, "wrench": 0, "torques": 0, "largest": 0.0}
 
     def close(new, old, what):
         np.testing.assert_allclose(new, old, rtol=0.0, atol=TOLERANCE, err_msg=what)
@@ -125,7 +130,19 @@ def test_the_faster_ik_paths_compute_what_the_formulas_before_computed(icub, mon
 
     def recorded_motion(model, data, q, v, a, contacts, **kwargs):
         state["qva"] = (q, v, a)
-        return motion(model, data, q, v, a, contacts, **kwargs)
+        joints, wrenches = motion(model, data, q, v, a, contacts, **kwargs)
+        own = model.model.createData()
+        expected = pin.rnea(model.model, own, q, v, a)[6:].copy()
+        pin.computeJointJacobians(model.model, own, q)
+        pin.updateFramePlacements(model.model, own)
+        for contact in contacts:
+            if contact.sole.name not in kwargs.get("lifted", ()):
+                frame = model.frame_id(contact.sole.frame)
+                jacobian = pin.getFrameJacobian(model.model, own, frame, LWA)
+                expected -= jacobian[:, 6:].T @ wrenches[contact.sole.name]
+        close(joints, expected, "motion torques")
+        compared["torques"] += 1
+        return joints, wrenches
 
     def compared_distribution(contacts, com, wrench, **kwargs):
         old_wrench, old_com = net_wrench_before(icub.model, *state["qva"])
@@ -140,4 +157,5 @@ def test_the_faster_ik_paths_compute_what_the_formulas_before_computed(icub, mon
         controller.step(readings_at(icub, step))
         contact_events(controller, step)
     print(compared)
-    assert compared["ik"] == compared["acceleration"] == compared["wrench"] == STEPS, compared
+    counts = ("ik", "acceleration", "wrench", "torques")
+    assert all(compared[name] == STEPS for name in counts), compared

@@ -29,7 +29,7 @@ Velocities and accelerations in Pinocchio's layout (the free-flyer's in the base
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pinocchio as pin
@@ -70,6 +70,7 @@ def motion_torques(
     solver: DenseQPSolver | None = None,
     lifted: Sequence[str] = (),
     jacobians_at_q: bool = False,
+    jacobians: Mapping[int, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Joint torques [N m] (ndof,) of the motion (q, v, a) on the held soles (see the module).
 
@@ -87,6 +88,8 @@ def motion_torques(
             (``computeJointJacobians`` and ``updateFramePlacements``, e.g. by
             :func:`~wbm_control.planned_acceleration.planned_acceleration` at the same q):
             they are read instead of computed again.
+        jacobians: Frame id to the LOCAL_WORLD_ALIGNED Jacobian (6 x nv) at q of each held
+            sole's frame (e.g. the step's kinematics at the same q): read instead of ``data``'s.
 
     Returns:
         tau, and the sole wrenches (force [N], torque [N m] at the sole origin, world axes; a
@@ -118,14 +121,18 @@ def motion_torques(
         wrenches = solve_wrench_distribution(contacts, com, wrench, mu=mu, solver=solver)
     except NoSolutionFound:
         wrenches = _minimum_norm_wrenches(contacts, com, wrench)
-    if not jacobians_at_q:
+    if not jacobians_at_q and jacobians is None:
         pin.computeJointJacobians(pin_model, data, q)
         pin.updateFramePlacements(pin_model, data)
     joints = tau[6:]
     for contact in contacts:
         if contact.sole.name in lifted:
             continue
-        jacobian = pin.getFrameJacobian(pin_model, data, model.frame_id(contact.sole.frame), _LWA)
+        frame_id = model.frame_id(contact.sole.frame)
+        if jacobians is not None:
+            jacobian = jacobians[frame_id]
+        else:
+            jacobian = pin.getFrameJacobian(pin_model, data, frame_id, _LWA)
         joints -= jacobian[:, 6:].T @ wrenches[contact.sole.name]
     return joints, wrenches
 
