@@ -7,10 +7,10 @@ at rest), the median and 99th percentile wall time of:
 - the machine reference: one ``pin.aba`` and one ``pin.crba`` on the robot (compare figures across
   machines by their ratio to it);
 - the IK's QP built directly and by pink's ``build_ik`` (the reference: same matrices), one IK
-  step (direct build + proxqp solve) and one whole controller step in mode "ik", with the
-  step's own breakdown (estimator, kinematics, ZMP estimation, targets, IK, feed-forward,
-  command) and its CPU time per step (``time.process_time``, less sensitive to other processes
-  than wall time);
+  step (direct build + the IK's solver, quadprog by default) and one whole controller step in
+  mode "ik", with the step's own breakdown (estimator, kinematics, ZMP estimation, targets,
+  IK, feed-forward, command) and its CPU time per step (``time.process_time``, less sensitive
+  to other processes than wall time);
 - one whole-body QP solve by proxsuite (warm-started as in the loop, with the polish) and by the
   step's solver (the KKT solve on the last active set, proxsuite only when that is not the
   optimum, :mod:`wbm_control.qp`), and one whole controller step in mode "torque" with its
@@ -182,7 +182,7 @@ def benchmark_steps(
             _timed(lambda: ik.build_with_pink(q_ik, period), samples),
         ),
         _row(
-            "IK step (direct build + proxqp)",
+            f"IK step (direct build + {ik.solver})",
             _timed(lambda: ik.step(q_ik, period), samples),
             f"{model.nv} velocities, {len(ik.tasks)} tasks",
         ),
