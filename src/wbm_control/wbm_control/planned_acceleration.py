@@ -121,12 +121,12 @@ def planned_acceleration(
         for target in frames:
             block = slice(row, row + 6)
             cost = np.asarray(target.cost, dtype=float)
-            A[block] = (
+            jacobian = (
                 jacobians[target.frame_id]
                 if given
                 else pin.getFrameJacobian(model, data, target.frame_id, _LWA)
             )
-            A[block] *= cost[:, None]
+            np.multiply(jacobian, cost[:, None], out=A[block])  # the weighted rows, in place
             drift = pin.getFrameClassicalAcceleration(model, data, target.frame_id, _LWA).vector
             b[block] = cost * (np.asarray(target.acceleration, dtype=float) - drift)
             row += 6
