@@ -10,7 +10,10 @@ readings (tests/control/controller_regression.py: a crouch with waving arms, the
 unloaded and lifted, so the still soles change). Tolerance 1e-9 (m, N, N m), the regression
 test's: both paths are exact, they differ by rounding in the momentum (measured 1e-14 kg m/s)
 which the 2 ms finite difference turns into about 1e-11 N (measured: ZMP 2.2e-15 m apart in
-mode "torque", 1.8e-15 m in mode "ik", momentum 1.4e-14).
+mode "torque", 1.8e-15 m in mode "ik", momentum 1.4e-14). Since the controller passes the base
+estimator's solution of the same least squares (``still_base_velocity``, issue 11's second
+pass) the controller's side solves no normal equations of its own: measured ZMP 1.7e-15 m
+("torque") and 2.0e-15 m ("ik") apart, momentum 1.6e-14 kg m/s.
 """
 
 from __future__ import annotations

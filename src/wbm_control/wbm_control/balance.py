@@ -166,13 +166,28 @@ def static_equilibrium_margin(com: np.ndarray, support_polygon: np.ndarray) -> f
     point = np.asarray(com, dtype=float)[:2]
     hull = np.asarray(support_polygon, dtype=float)
     if len(hull) >= 3:
-        # Inside: the distance to the nearest edge line (polygon_margin's value, computed in
-        # one vectorized pass); outside, the distance to the nearest edge segment below.
-        normals, offsets = _inward_half_planes(hull, 0.0)
-        inside = float(np.min(normals @ point - offsets))
+        # Inside: the distance to the nearest edge line (polygon_margin's value: n_i . c - d_i
+        # over the edges, on floats); outside, the distance to the nearest edge segment below.
+        x, y = point.tolist()
+        inside = min(n0 * x + n1 * y - d for (n0, n1), d in _half_plane_floats(hull))
         if inside >= 0.0:
             return inside
     return polygon_margin(point, hull)
+
+
+#: The last read-only hull's half planes as floats ((n_x, n_y), d) at margin 0.
+_half_plane_floats_cache: list[tuple[np.ndarray, list]] = []
+
+
+def _half_plane_floats(hull: np.ndarray) -> list[tuple[list[float], float]]:
+    """:func:`_inward_half_planes` at margin 0 as Python floats (kept for a read-only hull)."""
+    if _half_plane_floats_cache and _half_plane_floats_cache[0][0] is hull:
+        return _half_plane_floats_cache[0][1]
+    normals, offsets = _inward_half_planes(hull, 0.0)
+    planes = list(zip(normals.tolist(), offsets.tolist(), strict=True))
+    if not hull.flags.writeable:
+        _half_plane_floats_cache[:] = [(hull, planes)]
+    return planes
 
 
 def is_statically_stable(com: np.ndarray, support_polygon: np.ndarray) -> bool:

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from wbm_control.balance import ft_wrenches_in_world
 from wbm_control.exceptions import InputError
 from wbm_control.small_linalg import rotation_from_quaternion_xyzw, solve_3x3
 from wbm_description.robot_io import RobotReadings
@@ -42,6 +41,9 @@ class BaseEstimate:
         loaded_soles: Sole names assumed fixed in this estimate.
         foot_wrenches_world: F/T sensor name to ground-on-foot wrench about the world origin.
         normal_forces: Sole name to normal force [N] from its F/T sensor.
+        still_base_velocity: The base linear velocity (3,) [m/s], base axes, that holds the
+            loaded soles still (the least squares before the low-pass filter; ``v[:3]``
+            without ``velocity_cutoff``), None without loaded soles or when unknown.
     """
 
     q: np.ndarray
@@ -49,6 +51,7 @@ class BaseEstimate:
     loaded_soles: tuple[str, ...]
     foot_wrenches_world: dict[str, np.ndarray]
     normal_forces: dict[str, float]
+    still_base_velocity: np.ndarray | None = None
 
 
 class BaseEstimator:
@@ -208,15 +211,14 @@ class BaseEstimator:
         q[7:] = q_j
         # The base's rotation as the free-flyer joint has it (from the quaternion).
         rotation = base_rotation = quaternion.toRotationMatrix()
-        base = pin.SE3(base_rotation, np.zeros(3))
         oMf = self.data.oMf
         # Sole positions relative to the base origin, in world axes (base at the origin).
         sole_offsets = {
             s: base_rotation @ oMf[f].translation for s, f in self.sole_frame_ids.items()
         }
-        sensor_placements = {s: base * oMf[f] for s, f in self.sensor_frame_ids.items()}
-        # Normal forces (translation does not change the world-axes force).
-        wrenches_at_origin_base = ft_wrenches_in_world(sensor_placements, readings.wrenches)
+        # The F/T wrenches about the base origin, world axes (normal forces: translation does
+        # not change the world-axes force).
+        wrenches_at_origin_base = self._sensor_wrenches(base_rotation, readings.wrenches)
         normal_forces = {
             sole: float(wrenches_at_origin_base[sensor][2])
             for sole, sensor in self.sensor_of_sole.items()
@@ -271,6 +273,7 @@ class BaseEstimator:
         # Velocities: gyro for the base angular velocity, fixed soles for the linear one.
         v = np.empty(self.pin_model.nv)
         v[6:] = dq_j
+        still_base_velocity = None
         # The IMU's LOCAL Jacobian does not depend on the base placement.
         J_imu = pin.getFrameJacobian(self.pin_model, self.data, self.imu_frame_id, _LOCAL)
         # Its base angular block is the rotation from the base to the IMU axes: its inverse is
@@ -287,6 +290,7 @@ class BaseEstimator:
             rows_base = rows[:, 0:3]
             normal_rhs = rows_base.T @ (rows[:, 3:] @ v[3:])
             v[0:3] = solve_3x3(rows_base.T @ rows_base, -normal_rhs)
+            still_base_velocity = v[0:3].copy()
         elif last is not None:
             v[0:3] = rotation.T @ (rotation_last @ last.v[:3])
         else:
@@ -302,10 +306,68 @@ class BaseEstimator:
         foot_wrenches = {
             name: _shift_to_world_origin(w, q[:3]) for name, w in wrenches_at_origin_base.items()
         }
-        estimate = BaseEstimate(q, v, tuple(sorted(fixed)), foot_wrenches, normal_forces)
+        estimate = BaseEstimate(
+            q, v, tuple(sorted(fixed)), foot_wrenches, normal_forces, still_base_velocity
+        )
         self._last, self._last_time = estimate, readings.time
         self._last_rotation = rotation
         return estimate
+
+    def _sensor_wrenches(
+        self, base_rotation: np.ndarray, readings: Mapping[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        """The F/T readings as ground-on-foot wrenches about the base origin, world axes.
+
+        :func:`~wbm_control.balance.ft_wrenches_in_world` with the sensors placed by the base
+        rotation R at the origin and the kinematics of :meth:`_kinematics_in_base` (sensor
+        rotation R_s = R R_sb, position p_s = R p_sb), written out on floats: f = R_s f_s,
+        m = R_s m_s + p_s x f (the same products as Pinocchio's SE3 composition and action,
+        without their objects).
+
+        Raises:
+            InputError: A reading that is not 6 finite values.
+        """
+        result = {}
+        oMf = self.data.oMf
+        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = base_rotation.tolist()
+        for name, wrench in readings.items():
+            frame_id = self.sensor_frame_ids.get(name)
+            if frame_id is None:
+                continue
+            array = np.asarray(wrench, dtype=float)
+            if array.shape != (6,) or not np.isfinite(array).all():
+                raise InputError(f"wrenches[{name!r}]", "6 finite values", array)
+            placement = oMf[frame_id]
+            (a00, a01, a02), (a10, a11, a12), (a20, a21, a22) = placement.rotation.tolist()
+            t0, t1, t2 = placement.translation.tolist()
+            # R_s = R R_sb (row by row), p_s = R p_sb.
+            s00 = r00 * a00 + r01 * a10 + r02 * a20
+            s01 = r00 * a01 + r01 * a11 + r02 * a21
+            s02 = r00 * a02 + r01 * a12 + r02 * a22
+            s10 = r10 * a00 + r11 * a10 + r12 * a20
+            s11 = r10 * a01 + r11 * a11 + r12 * a21
+            s12 = r10 * a02 + r11 * a12 + r12 * a22
+            s20 = r20 * a00 + r21 * a10 + r22 * a20
+            s21 = r20 * a01 + r21 * a11 + r22 * a21
+            s22 = r20 * a02 + r21 * a12 + r22 * a22
+            p0 = r00 * t0 + r01 * t1 + r02 * t2
+            p1 = r10 * t0 + r11 * t1 + r12 * t2
+            p2 = r20 * t0 + r21 * t1 + r22 * t2
+            f0, f1, f2, m0, m1, m2 = array.tolist()
+            g0 = s00 * f0 + s01 * f1 + s02 * f2
+            g1 = s10 * f0 + s11 * f1 + s12 * f2
+            g2 = s20 * f0 + s21 * f1 + s22 * f2
+            result[name] = np.array(
+                [
+                    g0,
+                    g1,
+                    g2,
+                    s00 * m0 + s01 * m1 + s02 * m2 + (p1 * g2 - p2 * g1),
+                    s10 * m0 + s11 * m1 + s12 * m2 + (p2 * g0 - p0 * g2),
+                    s20 * m0 + s21 * m1 + s22 * m2 + (p0 * g1 - p1 * g0),
+                ]
+            )
+        return result
 
     def _fixed_rows(self, fixed: list[str]) -> np.ndarray:
         """The linear rows of the fixed soles' LOCAL_WORLD_ALIGNED Jacobians, stacked (3k x nv).

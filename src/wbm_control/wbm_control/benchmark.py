@@ -7,14 +7,16 @@ at rest), the median and 99th percentile wall time of:
 - the machine reference: one ``pin.aba`` and one ``pin.crba`` on the robot (compare figures across
   machines by their ratio to it);
 - the IK's QP built directly and by pink's ``build_ik`` (the reference: same matrices), one IK
-  step (direct build + proxqp solve) and one whole controller step in mode "ik", with the
-  step's own breakdown (estimator, kinematics, ZMP estimation, targets, IK, feed-forward,
-  command) and its CPU time per step (``time.process_time``, less sensitive to other processes
-  than wall time);
-- one whole-body QP solve (proxsuite, warm-started as in the loop, with the polish) and one whole
-  controller step in mode "torque" with its breakdown (estimator, kinematics: the step's one
-  pass shared by the ZMP estimate and the mode, ZMP estimation, QP build, solve (proxsuite),
-  polish, command);
+  step (direct build + the IK's solver, quadprog by default) and one whole controller step in
+  mode "ik", with the step's own breakdown (estimator, kinematics, ZMP estimation, targets,
+  IK, feed-forward, command) and its CPU time per step (``time.process_time``, less sensitive
+  to other processes than wall time);
+- one whole-body QP solve by proxsuite (warm-started as in the loop, with the polish) and by the
+  step's solver (the KKT solve on the last active set, proxsuite only when that is not the
+  optimum, :mod:`wbm_control.qp`), and one whole controller step in mode "torque" with its
+  breakdown (estimator, kinematics: the step's one pass shared by the ZMP estimate and the
+  mode, ZMP estimation, QP build, solve (proxsuite; its call only when the last active set
+  answered), polish (or the last active set's KKT solve), command);
 - the same whole-body QP solved by references: quadprog through qpsolvers (a dual active-set
   solver) and a dense KKT solve on proxsuite's active set, with their distance to proxsuite's
   solution. tsid (the issue's reference library) cannot be installed here: its PyPI source
@@ -38,6 +40,7 @@ import pinocchio as pin
 
 from wbm_control.controller import WholeBodyController
 from wbm_control.controller_settings import ControllerSettings
+from wbm_control.qp import DenseQPSolver
 from wbm_description.registry import load_robot
 from wbm_description.robot_io import ImuReading, RobotReadings
 from wbm_description.whole_body_model import WholeBodyModel
@@ -179,7 +182,7 @@ def benchmark_steps(
             _timed(lambda: ik.build_with_pink(q_ik, period), samples),
         ),
         _row(
-            "IK step (direct build + proxqp)",
+            f"IK step (direct build + {ik.solver})",
             _timed(lambda: ik.step(q_ik, period), samples),
             f"{model.nv} velocities, {len(ik.tasks)} tasks",
         ),
@@ -196,13 +199,24 @@ def benchmark_steps(
     n, n_eq, n_in = problem.dimensions
     solver = controller.mode.solver
     x = solver.solve(problem)
-    lines.append(
+    proxsuite_solver = DenseQPSolver(name="whole_body_qp", polish=True)
+    proxsuite_solver.solve(problem)
+    hits = solver.active_set_hits
+    last_active_set = _timed(lambda: solver.solve(problem), samples)
+    lines += [
         _row(
-            "whole-body QP solve (proxsuite dense, warm)",
-            _timed(lambda: solver.solve(problem), samples),
+            "whole-body QP solve (proxsuite dense, warm, polished)",
+            _timed(lambda: proxsuite_solver.solve(problem), samples),
             f"{n} variables, {n_eq} equalities, {n_in} inequalities",
-        )
-    )
+        ),
+        _row(
+            "whole-body QP solve (the last active set's KKT)",
+            last_active_set,
+            f"the step's: answered {solver.active_set_hits - hits} of {samples} solves, "
+            f"max abs difference to proxsuite's polished "
+            f"{np.max(np.abs(solver.solve(problem) - proxsuite_solver.solve(problem))):.1e}",
+        ),
+    ]
     lines += _step_rows(
         'controller step, mode "torque"',
         "estimator + kinematics + QP build + solve",

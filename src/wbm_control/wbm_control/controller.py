@@ -399,6 +399,7 @@ class WholeBodyController:
             ground_height=ground,
             still_frames=[self.contacts.sole(name).frame for name in estimate.loaded_soles],
             kinematics=kinematics,
+            still_base_velocity=estimate.still_base_velocity,
         ).zmp
         self.timings["kinematics"] = zmp_start - kinematics_start
         self.timings["ZMP estimation"] = time.perf_counter() - zmp_start

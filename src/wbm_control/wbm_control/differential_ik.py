@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 import qpsolvers
+import quadprog
 from pink import Configuration, build_ik
 from pink.limits import ConfigurationLimit, VelocityLimit
 from pink.tasks import ComTask, FrameTask, PostureTask
@@ -169,6 +170,10 @@ class DifferentialIK:
             for matrix in (limit.projection_matrix, -limit.projection_matrix)
         ]
         self._inequality_matrix = np.vstack(blocks) if blocks else None
+        # quadprog's constraint matrix (C = -G^T, as qpsolvers passes it), constant.
+        self._quadprog_constraints = (
+            None if self._inequality_matrix is None else -self._inequality_matrix.T
+        )
         self._frame_rows = np.empty((6, self.model.nv))  # a frame task's weighted Jacobian
 
     @property
@@ -244,6 +249,15 @@ class DifferentialIK:
         Minimize 1/2 dq^T P dq + c^T dq subject to G dq <= h: the same terms as pink's
         ``build_ik`` in the same order (see the module docstring), with one kinematics pass.
         """
+        H, c, h = self._build_arrays(q, dt)
+        if h is None:
+            return qpsolvers.Problem(H, c)
+        return qpsolvers.Problem(H, c, self._inequality_matrix, h)
+
+    def _build_arrays(
+        self, q: np.ndarray, dt: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """(P, c, h) of :meth:`build` (G is the constant ``_inequality_matrix``)."""
         q = np.asarray(q, dtype=float)
         self._set_task_targets(dt)
         model, data = self.model, self.data
@@ -287,7 +301,7 @@ class DifferentialIK:
             error = com - self.com_task.target_com
             self._add_objective(H, c, jacobian, error, self.com_task.cost, self.com_task.gain)
         if self._inequality_matrix is None:
-            return qpsolvers.Problem(H, c)
+            return H, c, None
         configuration_limit, velocity_limit = self.limits
         h_parts = []
         if configuration_limit.projection_matrix is not None:
@@ -297,7 +311,7 @@ class DifferentialIK:
         if velocity_limit.projection_matrix is not None:
             v_max = dt * velocity_limit.velocity_limit[self._velocity_indices]
             h_parts += [v_max, v_max]
-        return qpsolvers.Problem(H, c, self._inequality_matrix, np.concatenate(h_parts))
+        return H, c, np.concatenate(h_parts)
 
     @staticmethod
     def _add_objective(
@@ -320,6 +334,10 @@ class DifferentialIK:
         Raises:
             NoSolutionFound: The QP solver failed.
         """
+        if self.solver == "quadprog" and self._quadprog_constraints is not None:
+            x = self._solve_quadprog(q, dt)
+            if x is not None:
+                return x / dt
         problem = self.build(q, dt)
         result = qpsolvers.solve_problem(problem, solver=self.solver, **self.solver_options)
         if _solved(result):
@@ -330,6 +348,23 @@ class DifferentialIK:
                 self.fallbacks += 1
                 return fallback.x / dt
         raise NoSolutionFound("ik", f"qpsolvers/{self.solver} found={result.found}")
+
+    def _solve_quadprog(self, q: np.ndarray, dt: float) -> np.ndarray | None:
+        """The solution dq by quadprog of :meth:`build`'s QP, called as qpsolvers calls it.
+
+        The same arrays (P, -c, -G^T, -h, no equality) passed to the same ``solve_qp``: the
+        same solution to the bit, without qpsolvers' problem checks and conversions (and
+        -G^T computed once). None when quadprog raises (no solution, or P not positive
+        definite): :meth:`solve` then runs qpsolvers' path, which reports it as before.
+        """
+        H, c, h = self._build_arrays(q, dt)
+        try:
+            x = quadprog.solve_qp(H, -c, self._quadprog_constraints, -h, 0, **self.solver_options)[
+                0
+            ]
+        except ValueError:
+            return None
+        return x if np.all(np.isfinite(x)) else None
 
     def step(self, q: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
         """One IK step: (next configuration q + v dt on the manifold, velocity v)."""

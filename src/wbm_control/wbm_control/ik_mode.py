@@ -141,12 +141,14 @@ class IkMode:
         t: float,
         q: np.ndarray,
         v: np.ndarray,
+        kinematics: RobotKinematics | None = None,
     ) -> np.ndarray:
         """The acceleration (nv,) the tasks plan at (q, v), see :func:`planned_acceleration`.
 
         The frame tasks' reference accelerations (zero for the held soles), zero angular
         acceleration of the base orientation, the CoM's ``com_acceleration`` [m/s^2]; each
-        weighted by its cost in the IK, the joints by the posture cost.
+        weighted by its cost in the IK, the joints by the posture cost. ``kinematics``: the
+        step's kinematics at the same q, whose frame and CoM Jacobians are read.
         """
         held = {tasks.task_of_sole[c.sole.name] for c in contacts.active()}
         ik_tasks = self.ik.frame_tasks
@@ -170,6 +172,9 @@ class IkMode:
             com_cost=0.0 if com_task is None else com_task.cost,
             joint_cost=float(self.ik.posture_task.cost),
             damping=max(self.ik.damping, 1e-9),
+            root_rows=self.ik.base_dofs,
+            jacobians=None if kinematics is None else kinematics.jacobians,
+            com_jacobian=None if kinematics is None else kinematics.com_jacobian,
         )
         return self.acceleration
 
@@ -182,11 +187,13 @@ class IkMode:
         a: np.ndarray,
         settings: ControllerSettings,
         jacobians_at_q: bool = False,
+        kinematics: RobotKinematics | None = None,
     ) -> np.ndarray:
         """Joint torques (ndof,) [N m] of the IK's motion, see :func:`motion_torques`.
 
         ``jacobians_at_q``: :attr:`motion_data` holds the Jacobians at q
-        (:meth:`planned_acceleration` at the same q ran just before).
+        (:meth:`planned_acceleration` at the same q ran just before); ``kinematics``: the
+        step's kinematics at the same q, whose sole Jacobians are read.
         """
         bearing = bearing_contacts(contacts, estimate)
         active = contacts.active()
@@ -201,6 +208,7 @@ class IkMode:
             solver=self.distribution_solver,
             lifted=[c.sole.name for c in active if c not in bearing],
             jacobians_at_q=jacobians_at_q,
+            jacobians=None if kinematics is None else kinematics.jacobians,
         )
         return tau
 
@@ -239,7 +247,10 @@ class IkMode:
         """The CoM reference [m] moved by the integral of the horizontal CoM error."""
         target = com_reference.copy()
         self._com_integral += gain * dt * (com_reference[:2] - com[:2])
-        self._com_integral = np.clip(self._com_integral, -COM_INTEGRAL_LIMIT, COM_INTEGRAL_LIMIT)
+        # np.clip's arithmetic, without its overhead.
+        self._com_integral = np.minimum(
+            np.maximum(self._com_integral, -COM_INTEGRAL_LIMIT), COM_INTEGRAL_LIMIT
+        )
         target[:2] += self._com_integral
         return target
 
@@ -350,9 +361,20 @@ class IkMode:
             q = estimate.q
             com_acceleration = np.array(balance.reference[2], dtype=float)
             com_acceleration[:2] = balance.acceleration_xy
-            a_ik = self.planned_acceleration(tasks, contacts, com_acceleration, t, q, v_ik)
+            # The Jacobians at q: the step's kinematics (at the estimate).
+            shared = kinematics if kinematics.q is q else None
+            a_ik = self.planned_acceleration(
+                tasks, contacts, com_acceleration, t, q, v_ik, kinematics=shared
+            )
             effort = self.motion_feedforward(
-                estimate, contacts, q, v_ik, a_ik, settings, jacobians_at_q=True
+                estimate,
+                contacts,
+                q,
+                v_ik,
+                a_ik,
+                settings,
+                jacobians_at_q=shared is None,
+                kinematics=shared,
             )
         elif ik_settings.gravity_feedforward:
             acc_xy = balance.acceleration_xy

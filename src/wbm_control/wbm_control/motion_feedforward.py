@@ -29,7 +29,7 @@ Velocities and accelerations in Pinocchio's layout (the free-flyer's in the base
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pinocchio as pin
@@ -37,6 +37,7 @@ import pinocchio as pin
 from wbm_control.contacts import ActiveContact
 from wbm_control.exceptions import InputError, NoSolutionFound
 from wbm_control.qp import DenseQPSolver
+from wbm_control.small_linalg import cross3
 from wbm_control.wrench_distribution import solve_wrench_distribution
 from wbm_description.whole_body_model import WholeBodyModel
 
@@ -69,6 +70,7 @@ def motion_torques(
     solver: DenseQPSolver | None = None,
     lifted: Sequence[str] = (),
     jacobians_at_q: bool = False,
+    jacobians: Mapping[int, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Joint torques [N m] (ndof,) of the motion (q, v, a) on the held soles (see the module).
 
@@ -86,6 +88,8 @@ def motion_torques(
             (``computeJointJacobians`` and ``updateFramePlacements``, e.g. by
             :func:`~wbm_control.planned_acceleration.planned_acceleration` at the same q):
             they are read instead of computed again.
+        jacobians: Frame id to the LOCAL_WORLD_ALIGNED Jacobian (6 x nv) at q of each held
+            sole's frame (e.g. the step's kinematics at the same q): read instead of ``data``'s.
 
     Returns:
         tau, and the sole wrenches (force [N], torque [N m] at the sole origin, world axes; a
@@ -98,10 +102,10 @@ def motion_torques(
         InputError: q, v or a of the wrong size or not finite.
     """
     pin_model = model.model
-    q, v, a = (np.asarray(x, dtype=float) for x in (q, v, a))
+    q, v, a = np.asarray(q, dtype=float), np.asarray(v, dtype=float), np.asarray(a, dtype=float)
     sizes = (("q", q, pin_model.nq), ("v", v, pin_model.nv), ("a", a, pin_model.nv))
     for name, value, size in sizes:
-        if value.shape != (size,) or not np.all(np.isfinite(value)):
+        if value.shape != (size,) or not np.isfinite(value).all():
             raise InputError(name, f"{size} finite values", value.shape)
     tau = pin.rnea(pin_model, data, q, v, a).copy()
     if not contacts:
@@ -111,20 +115,24 @@ def motion_torques(
     base = pin_model.jointPlacements[1] * pin.XYZQUATToSE3(q[:7])  # the free-flyer's placement
     com = pin.centerOfMass(pin_model, data, POSITION, False)  # rnea placed the joints at q
     force = base.rotation @ tau[:3]
-    moment = base.rotation @ tau[3:6] + np.cross(base.translation - com, force)
+    moment = base.rotation @ tau[3:6] + cross3(base.translation - com, force)
     wrench = np.concatenate([force, moment])
     try:
         wrenches = solve_wrench_distribution(contacts, com, wrench, mu=mu, solver=solver)
     except NoSolutionFound:
         wrenches = _minimum_norm_wrenches(contacts, com, wrench)
-    if not jacobians_at_q:
+    if not jacobians_at_q and jacobians is None:
         pin.computeJointJacobians(pin_model, data, q)
         pin.updateFramePlacements(pin_model, data)
     joints = tau[6:]
     for contact in contacts:
         if contact.sole.name in lifted:
             continue
-        jacobian = pin.getFrameJacobian(pin_model, data, model.frame_id(contact.sole.frame), _LWA)
+        frame_id = model.frame_id(contact.sole.frame)
+        if jacobians is not None:
+            jacobian = jacobians[frame_id]
+        else:
+            jacobian = pin.getFrameJacobian(pin_model, data, frame_id, _LWA)
         joints -= jacobian[:, 6:].T @ wrenches[contact.sole.name]
     return joints, wrenches
 

@@ -17,20 +17,23 @@ J_c the CoM Jacobian and Jd_c v the CoM's acceleration at a = 0. Solved by its n
 Velocities and accelerations in Pinocchio's layout (the free-flyer's in the base frame). On
 return ``data`` holds the joint Jacobians and frame placements at q (``computeJointJacobians``):
 :func:`~wbm_control.motion_feedforward.motion_torques` at the same q reads them
-(``jacobians_at_q``).
+(``jacobians_at_q``). Given the frames' and the CoM's Jacobians at q (the step's kinematics
+at the same q: ``jacobians``, ``com_jacobian``) no Jacobian is computed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
+from scipy.linalg import lapack
 
 from wbm_control.exceptions import InputError
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+_GESV = lapack.dgesv  # LU with partial pivoting (what np.linalg.solve calls)
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,9 @@ def planned_acceleration(
     com_cost: float | np.ndarray = 0.0,
     joint_cost: float = 0.0,
     damping: float = 1e-9,
+    root_rows: int | None = None,
+    jacobians: Mapping[int, np.ndarray] | None = None,
+    com_jacobian: np.ndarray | None = None,
 ) -> np.ndarray:
     """The acceleration (nv,) that best realizes the planned task accelerations (see module).
 
@@ -72,6 +78,14 @@ def planned_acceleration(
         com_cost: Weight of the CoM rows [s^2/m], scalar or (3,).
         joint_cost: Weight of the joint accelerations [s^2/rad] (the regularization).
         damping: Weight of ||a||^2 [-], > 0.
+        root_rows: Velocity rows of the root joint, which ``joint_cost`` leaves out (6 for a
+            free flyer); None: read from the model.
+        jacobians: Frame id to its LOCAL_WORLD_ALIGNED Jacobian (6 x nv) at q, for every frame
+            of ``frames`` (e.g. the step's
+            :class:`~wbm_control.robot_kinematics.RobotKinematics` at the same q): read instead
+            of computed, with ``com_jacobian`` (``data`` then does not hold the joint Jacobians
+            on return).
+        com_jacobian: The CoM Jacobian (3 x nv) at q, given with ``jacobians``.
 
     Raises:
         InputError: damping not positive, or q, v of the wrong size.
@@ -89,13 +103,17 @@ def planned_acceleration(
     b = np.empty(rows)
     # One kinematics pass at (q, v, 0) gives the drifts; the Jacobians at q from it.
     pin.forwardKinematics(model, data, q, v, np.zeros(nv))
-    pin.computeJointJacobians(model, data, q)
+    given = jacobians is not None and com_jacobian is not None
+    if not given:
+        pin.computeJointJacobians(model, data, q)
     row = 0
     if com_acceleration is not None:
         pin.centerOfMass(model, data, pin.KinematicLevel.ACCELERATION, True)
-        cost = np.broadcast_to(np.asarray(com_cost, dtype=float), (3,))
-        A[:3] = pin.jacobianCenterOfMass(model, data, False)
-        A[:3] *= cost[:, None]
+        cost = com_cost if isinstance(com_cost, float) else np.asarray(com_cost, dtype=float)
+        if not isinstance(cost, float) and cost.shape != (3,):
+            cost = np.broadcast_to(cost, (3,))
+        A[:3] = com_jacobian if given else pin.jacobianCenterOfMass(model, data, False)
+        A[:3] *= cost if isinstance(cost, float) else cost[:, None]
         b[:3] = cost * (np.asarray(com_acceleration, dtype=float) - data.acom[0])
         row = 3
     if frames:
@@ -103,15 +121,25 @@ def planned_acceleration(
         for target in frames:
             block = slice(row, row + 6)
             cost = np.asarray(target.cost, dtype=float)
-            A[block] = pin.getFrameJacobian(model, data, target.frame_id, _LWA)
-            A[block] *= cost[:, None]
+            jacobian = (
+                jacobians[target.frame_id]
+                if given
+                else pin.getFrameJacobian(model, data, target.frame_id, _LWA)
+            )
+            np.multiply(jacobian, cost[:, None], out=A[block])  # the weighted rows, in place
             drift = pin.getFrameClassicalAcceleration(model, data, target.frame_id, _LWA).vector
             b[block] = cost * (np.asarray(target.acceleration, dtype=float) - drift)
             row += 6
     H = A.T @ A
     g = A.T @ b
-    diagonal = np.einsum("ii->i", H)
+    diagonal = H.reshape(-1)[:: nv + 1]  # a view of the diagonal (H is C-contiguous)
     diagonal += damping
-    root = 6 if model.njoints > 1 and model.joints[1].nq == 7 else 0  # the free-flyer's rows
+    if root_rows is None:  # the free-flyer's rows
+        root_rows = 6 if model.njoints > 1 and model.joints[1].nq == 7 else 0
+    root = root_rows
     diagonal[root:] += joint_cost * joint_cost
-    return np.linalg.solve(H, g)
+    # LAPACK's LU (what np.linalg.solve calls, without its wrapper): the same numbers.
+    _, _, solution, info = _GESV(H, g, overwrite_a=1, overwrite_b=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"singular normal equations (dgesv info {info})")
+    return solution

@@ -13,6 +13,16 @@ the process allocated before; a closed loop amplifies that into different runs o
 ``DenseQPSolver(polish=True)`` removes it: the solution is replaced by the exact solution of the
 equality-constrained QP on proxsuite's active set (a symmetric KKT system solved by LAPACK,
 whose result depends on the problem's values only), kept only if it satisfies the constraints.
+
+Active set first: a control loop's QP changes little from one step to the next, and so does its
+active set. ``DenseQPSolver(polish=True, active_set_first=True)`` first solves the KKT system on
+the last polished active set (:func:`solve_on_active_set`, the polish's LAPACK solve) and keeps
+that solution, without calling proxsuite, when it satisfies the QP's optimality conditions
+(:func:`is_optimal_on_active_set`: every constraint within 1e-9 (scaled), every active row's
+multiplier clearly of its sign). The QP is strictly convex (positive definite Hessian), so a
+point that satisfies them is its unique solution: the polish of proxsuite's solution on the same
+active set, the same KKT matrix solved by the same LU, gives it to the bit. Otherwise (the active
+set changed) proxsuite solves the QP and its solution is polished, as without it.
 """
 
 from __future__ import annotations
@@ -32,6 +42,9 @@ INFINITY = 1e20
 SOLVED = proxsuite.proxqp.QPSolverOutput.PROXQP_SOLVED
 WARM_START = proxsuite.proxqp.InitialGuess.WARM_START_WITH_PREVIOUS_RESULT
 _GESV = lapack.dgesv  # LU with partial pivoting (what np.linalg.solve calls)
+
+OPTIMALITY_TOLERANCE = 1e-9
+"""How far a constraint may be violated by a solution on a guessed active set [-, scaled]."""
 
 
 @dataclass
@@ -80,6 +93,8 @@ class DenseQPSolver:
         polish: Replace proxsuite's solution by the exact one on its active set (see the module
             docstring: a reproducible solution); ``polished`` counts the steps it was kept,
             ``polish_time`` is the wall time [s] the last solve spent polishing.
+        active_set_first: With ``polish``, try the last polished active set before proxsuite
+            (see the module docstring); ``active_set_hits`` counts the solves it answered.
     """
 
     def __init__(
@@ -89,6 +104,7 @@ class DenseQPSolver:
         max_iterations: int = 1000,
         name: str = "qp",
         polish: bool = False,
+        active_set_first: bool = False,
     ):
         self.eps_abs = eps_abs
         self.max_iterations = max_iterations
@@ -100,6 +116,10 @@ class DenseQPSolver:
         self._x = np.zeros(0)
         self.cold_retries = 0
         self.polish_time = 0.0
+        self.active_set_first = active_set_first
+        self.active_set_hits = 0
+        # The last polished active set (upper rows, lower rows), while the dimensions hold.
+        self._active_set: tuple[np.ndarray, np.ndarray] | None = None
 
     def _cold_solver(self, problem: DenseQP):
         solver = proxsuite.proxqp.dense.QP(*problem.dimensions)
@@ -125,6 +145,16 @@ class DenseQPSolver:
         """
         self.polish_time = 0.0
         dims = problem.dimensions
+        if self.polish and self.active_set_first and self._active_set is not None:
+            if dims == self._dimensions:
+                start = time.perf_counter()
+                x = _optimal_on_active_set(problem, *self._active_set)
+                if x is not None:
+                    self._x = x
+                    self.active_set_hits += 1
+                    self.polish_time = time.perf_counter() - start
+                    return x
+            self._active_set = None
         warm = self._solver is not None and dims == self._dimensions
         if warm:
             self._solver.update(
@@ -146,10 +176,12 @@ class DenseQPSolver:
         self._solver.settings.initial_guess = WARM_START
         if self.polish:
             start = time.perf_counter()
-            polished = polish_on_active_set(problem, self._x, np.array(self._solver.results.z))
+            z = np.array(self._solver.results.z)
+            polished = polish_on_active_set(problem, self._x, z)
             if polished is not None:
                 self._x = polished
                 self.polished += 1
+                self._active_set = active_set(z)
             self.polish_time = time.perf_counter() - start
         return self._x
 
@@ -174,13 +206,54 @@ def polish_on_active_set(
     constraints], or when it leaves ``x`` by more than 1e-3 relative (a degenerate or wrong
     active set: the caller keeps proxsuite's solution).
     """
+    solved = solve_on_active_set(problem, *active_set(z))
+    if solved is None:
+        return None
+    solution, _, rhs = solved
+    n, n_eq = problem.H.shape[0], problem.A.shape[0]
+    # Not "<=": a NaN or an infinite entry fails it (the solution is not finite: None).
+    if not float(np.abs(solution - x).max()) <= 1e-3 * (1.0 + float(np.abs(x).max())):
+        return None
+    eq = float(np.abs(problem.A @ solution - problem.b).max()) if n_eq else 0.0
+    Cx = problem.C @ solution
+    ineq = 0.0
+    if Cx.size:
+        ineq = max(float((Cx - problem.u).max()), float((problem.l - Cx).max()), 0.0)
+    h = rhs[n:]
+    scale = 1.0 + (float(np.abs(h).max()) if h.size else 0.0)
+    if max(eq, ineq) > tolerance * scale:
+        return None
+    return solution
+
+
+def active_set(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The inequality rows active at the upper and at the lower bound, from multipliers ``z``.
+
+    proxsuite's sign: > 0 at the upper bound, < 0 at the lower one; below 1e-7 of the largest
+    one (plus 1e-7) counts as zero: proxsuite leaves its last digits (and +-1e-14 on inactive
+    rows) to the heap, which a threshold at 0 would turn into flips.
+    """
+    threshold = 1e-7 * (1.0 + (float(np.abs(z).max()) if z.size else 0.0))
+    return np.flatnonzero(z > threshold), np.flatnonzero(z < -threshold)
+
+
+def solve_on_active_set(
+    problem: DenseQP, upper: np.ndarray, lower: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The KKT solution of the QP with the rows ``upper`` and ``lower`` as equalities.
+
+    The KKT system [[H, G^T], [G, 0]] [x; y] = [-g; h] (G: the equalities, then the rows at
+    their upper bound, then those at their lower bound) solved by LAPACK's LU (``dgesv``, what
+    ``np.linalg.solve`` calls, without its wrapper's copies and checks; the result depends on
+    the problem's values only).
+
+    Returns:
+        (x (n,), the multipliers y (m,) in G's row order, the right-hand side [-g; h]), or None
+        when the system is singular. With them H x + g + G^T y = 0: an upper row's multiplier
+        is >= 0 and a lower row's <= 0 at the QP's optimum (proxsuite's sign of z).
+    """
     H, A, C = problem.H, problem.A, problem.C
     n, n_eq = H.shape[0], A.shape[0]
-    # Active where the multiplier is clearly non-zero: proxsuite leaves its last digits (and
-    # +-1e-14 on inactive rows) to the heap, which a threshold at 0 would turn into flips.
-    threshold = 1e-7 * (1.0 + (float(np.abs(z).max()) if z.size else 0.0))
-    upper = np.flatnonzero(z > threshold)
-    lower = np.flatnonzero(z < -threshold)
     m = n_eq + upper.size + lower.size
     # Fortran order (LAPACK's, no copy): H, G below it and G^T beside it, zeros in the corner.
     kkt = np.zeros((n + m, n + m), order="F")
@@ -199,17 +272,54 @@ def polish_on_active_set(
     _, _, result, info = _GESV(kkt, rhs, overwrite_a=1, overwrite_b=0)
     if info != 0:
         return None
-    solution = result[:n]
-    # Not "<=": a NaN or an infinite entry fails it (the solution is not finite: None).
-    if not float(np.abs(solution - x).max()) <= 1e-3 * (1.0 + float(np.abs(x).max())):
+    return result[:n], result[n:], rhs
+
+
+def is_optimal_on_active_set(
+    problem: DenseQP,
+    upper: np.ndarray,
+    lower: np.ndarray,
+    solution: np.ndarray,
+    multipliers: np.ndarray,
+    rhs: np.ndarray,
+    tolerance: float = OPTIMALITY_TOLERANCE,
+) -> bool:
+    """Whether a KKT solution of :func:`solve_on_active_set` is the QP's optimum.
+
+    Primal: every equality and inequality holds within ``tolerance`` times (1 + the largest
+    right-hand side entry) (the KKT solve makes the equality and active rows exact to
+    rounding). Dual: every active row's multiplier is of its sign and clearly non-zero (beyond
+    the threshold of :func:`active_set`: the polish of proxsuite's solution would take the same
+    rows as active). Stationarity holds by construction. For a convex QP these conditions are
+    sufficient; with a positive definite Hessian its optimum is unique.
+    """
+    n_eq = problem.A.shape[0]
+    n_up = upper.size
+    if not np.isfinite(solution).all():
+        return False
+    z = multipliers[n_eq:]
+    threshold = 1e-7 * (1.0 + (float(np.abs(z).max()) if z.size else 0.0))
+    if n_up and not float(z[:n_up].min()) > threshold:
+        return False
+    if lower.size and not float(z[n_up:].max()) < -threshold:
+        return False
+    h = rhs[solution.size :]
+    bound = tolerance * (1.0 + (float(np.abs(h).max()) if h.size else 0.0))
+    if n_eq and not float(np.abs(problem.A @ solution - problem.b).max()) <= bound:
+        return False
+    Cx = problem.C @ solution
+    if Cx.size and not (
+        float((Cx - problem.u).max()) <= bound and float((problem.l - Cx).max()) <= bound
+    ):
+        return False
+    return True
+
+
+def _optimal_on_active_set(
+    problem: DenseQP, upper: np.ndarray, lower: np.ndarray
+) -> np.ndarray | None:
+    """The KKT solution on (upper, lower) if it is the QP's optimum, else None."""
+    solved = solve_on_active_set(problem, upper, lower)
+    if solved is None or not is_optimal_on_active_set(problem, upper, lower, *solved):
         return None
-    eq = float(np.abs(A @ solution - problem.b).max()) if n_eq else 0.0
-    Cx = C @ solution
-    ineq = 0.0
-    if Cx.size:
-        ineq = max(float((Cx - problem.u).max()), float((problem.l - Cx).max()), 0.0)
-    h = rhs[n:]
-    scale = 1.0 + (float(np.abs(h).max()) if h.size else 0.0)
-    if max(eq, ineq) > tolerance * scale:
-        return None
-    return solution
+    return solved[0]

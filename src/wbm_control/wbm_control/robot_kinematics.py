@@ -39,9 +39,9 @@ class RobotKinematics:
         q: Configuration (nq,).
         v: Velocity (nv,).
         frame_ids: The frames the tasks will query.
-        dynamics: Also compute frame velocities, drifts and Jacobians, the CoM Jacobian, the
-            mass matrix and the bias forces (mode "torque"); without it only the CoM state and
-            momentum, the frame placements and Jacobians are computed (mode "ik").
+        dynamics: Also compute frame velocities and drifts, the mass matrix and the bias
+            forces (mode "torque"); without it only the CoM state, Jacobian and momentum, the
+            frame placements and Jacobians are computed (mode "ik").
 
     Attributes:
         q: Configuration.
@@ -54,7 +54,7 @@ class RobotKinematics:
         drifts: Frame id to dJ/dt v (6,), its classical acceleration at a = 0 [m/s^2, rad/s^2]
             (dynamics only).
         jacobians: Frame id to its Jacobian (6 x nv).
-        com_jacobian: (3 x nv) (dynamics only).
+        com_jacobian: (3 x nv).
         mass_matrix: M (nv x nv), symmetric (dynamics only).
         bias_forces: h = C(q, v) v + g(q) (nv,) [N, N m] (dynamics only).
         centroidal_momentum: h_G (6,) at (q, v): linear [kg m/s] and angular about the CoM
@@ -102,6 +102,8 @@ class RobotKinematics:
         if not dynamics:
             for fid in frame_ids:
                 self.jacobians[fid] = pin.getFrameJacobian(model, data, fid, LOCAL_WORLD_ALIGNED)
+            # From the joint Jacobians and the CoM just computed (no pass of its own).
+            self.com_jacobian = pin.jacobianCenterOfMass(model, data, False).copy()
             return
         for fid in frame_ids:
             self.drifts[fid] = pin.getFrameClassicalAcceleration(

@@ -44,11 +44,14 @@ class TorqueMode:
         model: Whole-body model (its torque limits and friction are read at each step).
 
     Attributes:
-        solver: The QP solver (its workspace is kept between steps: warm start).
+        solver: The QP solver (its workspace is kept between steps: warm start; the last
+            polished active set is tried first, ``active_set_first``).
         last_qp: The QP of the last step, for inspection (tests, benchmark).
         timings: Wall time [s] of each part of the last step: ``QP build`` (balance, tasks,
-            constraints, assembly), ``solve`` (proxsuite), ``polish`` (the exact solution on
-            its active set, :func:`~wbm_control.qp.polish_on_active_set`), ``command`` (the
+            constraints, assembly), ``solve`` (proxsuite; only the solver's call when the last
+            active set answered), ``polish`` (the exact solution on its active set,
+            :func:`~wbm_control.qp.polish_on_active_set`, or the KKT solve on the last active
+            set when that is the optimum, :mod:`wbm_control.qp`), ``command`` (the
             kinematics are the controller's, :meth:`kinematics`).
     """
 
@@ -57,7 +60,7 @@ class TorqueMode:
     def __init__(self, model: WholeBodyModel):
         self.model = model
         self.data = model.model.createData()
-        self.solver = DenseQPSolver(name="whole_body_qp", polish=True)
+        self.solver = DenseQPSolver(name="whole_body_qp", polish=True, active_set_first=True)
         self.last_qp: WholeBodyQP | None = None
         self.timings: dict[str, float] = {}
         self.fallback: QpFallback | None = None

@@ -149,7 +149,7 @@ def build_whole_body_qp(
         WJ = w[:, None] * J
         H[:nv, :nv] = J.T @ WJ
         g[:nv] = -(WJ.T @ residual)
-    diagonal = np.einsum("ii->i", H)
+    diagonal = H.reshape(-1)[:: n + 1]  # a view of the diagonal (H is C-contiguous)
     diagonal += acceleration_regularization
     diagonal[nv:] += wrench_weight
 
@@ -185,11 +185,25 @@ def build_whole_body_qp(
     return WholeBodyQP(problem, nv, tuple(c.name for c in contacts), torque_matrix, torque_offset)
 
 
+#: (rows, scalar weight) to its read-only row weights: the tasks' weights are settings.
+_scalar_row_weights: dict[tuple[int, float], np.ndarray] = {}
+
+
 def _row_weights(task: AccelerationTask) -> np.ndarray:
-    """The task's weight per row (m,)."""
+    """The task's weight per row (m,) (read-only for a scalar weight, computed once)."""
     weight = task.weight
     if isinstance(weight, np.ndarray) and weight.shape == (len(task.desired),):
         return weight
+    if isinstance(weight, float):
+        key = (len(task.desired), weight)
+        rows = _scalar_row_weights.get(key)
+        if rows is None:
+            if len(_scalar_row_weights) > 64:
+                _scalar_row_weights.clear()
+            rows = np.full(key[0], weight, dtype=float)
+            rows.flags.writeable = False
+            _scalar_row_weights[key] = rows
+        return rows
     return np.full(len(task.desired), weight, dtype=float)
 
 

@@ -27,6 +27,10 @@ same least squares, and the momentum follows exactly: changing the base linear v
 (base axes) translates the whole robot by R dv, which adds m R dv to the linear momentum and
 nothing to the angular momentum about the CoM. No kinematics pass of its own; without the
 kinematics the estimator runs its own pass (the reference the shared path is tested against).
+When the base estimator has solved the same least squares already (its soles held still are the
+still frames: :attr:`~wbm_control.base_estimator.BaseEstimate.still_base_velocity`, the same
+normal equations written at the base origin, R^T R = I), its solution is taken instead of
+solving them again (``still_base_velocity``).
 
 Frames: world (z up), metres, seconds, newtons.
 """
@@ -162,6 +166,17 @@ class ZmpEstimator:
         hg[3:] += cross3(com, hg[:3])
         return hg, com
 
+    def momentum_with_base_velocity(
+        self, kinematics: RobotKinematics, v: np.ndarray, still_base_velocity: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`shared_momentum` with the base linear velocity already solved (3,) [m/s]."""
+        hg = kinematics.centroidal_momentum.copy()
+        change = still_base_velocity - v[:3]
+        hg[:3] += self.mass * (kinematics.base_rotation @ change)
+        com = kinematics.com
+        hg[3:] += cross3(com, hg[:3])
+        return hg, com
+
     def update(
         self,
         q: np.ndarray,
@@ -171,6 +186,7 @@ class ZmpEstimator:
         ground_height: float = 0.0,
         still_frames: Sequence[str] = (),
         kinematics: RobotKinematics | None = None,
+        still_base_velocity: np.ndarray | None = None,
     ) -> ZmpEstimate:
         """The estimate at one state.
 
@@ -183,8 +199,15 @@ class ZmpEstimator:
                 velocity is re-solved from them (see the module docstring).
             kinematics: The step's kinematics at (q, v): read instead of a pass of its own (see
                 the module docstring); None: its own pass.
+            still_base_velocity: With ``kinematics`` and ``still_frames``: the base linear
+                velocity (3,) [m/s], base axes, that holds the still frames still, if the caller
+                has solved for it (the base estimator's, see the module docstring).
         """
-        if kinematics is not None:
+        if kinematics is not None and still_frames and still_base_velocity is not None:
+            momentum, com = self.momentum_with_base_velocity(
+                kinematics, np.asarray(v, dtype=float), still_base_velocity
+            )
+        elif kinematics is not None:
             momentum, com = self.shared_momentum(kinematics, v, still_frames)
         else:
             q = np.asarray(q, dtype=float)

@@ -1,0 +1,161 @@
+"""Mode "ik"'s faster paths compute what their previous formulas computed (issue 11), to 1e-9.
+
+On the controller regression sequence's inputs (``controller_regression.py``: iCub crouching
+and waving its arms, the right sole released, lifted and held again, its load dropping and
+coming back) in mode "ik" with the shipped settings (motion feed-forward, quadprog), every step
+runs each changed path beside its previous formula, kept below as it was at commit e3a2373:
+
+- the IK step: quadprog called directly with qpsolvers' arrays (P, -c, -G^T, -h) against
+  ``qpsolvers.solve_problem`` on :meth:`DifferentialIK.build`'s problem;
+- the planned acceleration: the normal equations solved by LAPACK's ``dgesv`` (the diagonal
+  written through a strided view, the free flyer's rows given) against ``np.linalg.solve``;
+- the planned acceleration and the motion feed-forward read the frames', the soles' and the
+  CoM's Jacobians at q from the step's kinematics (the same q) instead of a pass of their own:
+  the acceleration against the formula before on data of its own (above), the torques against
+  rnea minus the soles' J^T f with Jacobians of a pass of their own, for the same wrenches;
+- the motion feed-forward's net wrench: ``cross3`` against ``np.cross``, from ``pin.rnea`` on
+  data of its own.
+
+Tolerance 1e-9 (rad/s, rad/s^2, m/s^2, N, N m), the issue's rule; measured 0.0 on all four
+(the same arrays passed to the same LAPACK, quadprog and arithmetic: the same numbers).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import qpsolvers
+from control_helpers import CONTROLLER_YAML
+from controller_regression import contact_events, make_controller, readings_at
+
+from wbm_control import ik_mode, motion_feedforward
+from wbm_control.controller_settings import ControllerSettings
+from wbm_control.differential_ik import DifferentialIK
+from wbm_control.exceptions import InputError
+
+TOLERANCE = 1e-9  # see the module docstring
+STEPS = 70  # release at 25, lift at 26, load drop 45-64, hold again at 60
+LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+
+
+def planned_acceleration_before(
+    model, data, q, v, frames, *, com_acceleration=None, com_cost=0.0, joint_cost=0.0,
+    damping=1e-9, root_rows=None, jacobians=None, com_jacobian=None,
+):  # fmt: skip
+    """planned_acceleration as it was at e3a2373 (the new arguments ignored: its own pass)."""
+    if not damping > 0.0:
+        raise InputError("damping", "a damping > 0", damping)
+    q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+    nv = model.nv
+    rows = 6 * len(frames) + (3 if com_acceleration is not None else 0)
+    A = np.empty((rows, nv))
+    b = np.empty(rows)
+    pin.forwardKinematics(model, data, q, v, np.zeros(nv))
+    pin.computeJointJacobians(model, data, q)
+    row = 0
+    if com_acceleration is not None:
+        pin.centerOfMass(model, data, pin.KinematicLevel.ACCELERATION, True)
+        cost = np.broadcast_to(np.asarray(com_cost, dtype=float), (3,))
+        A[:3] = pin.jacobianCenterOfMass(model, data, False)
+        A[:3] *= cost[:, None]
+        b[:3] = cost * (np.asarray(com_acceleration, dtype=float) - data.acom[0])
+        row = 3
+    lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+    if frames:
+        pin.updateFramePlacements(model, data)
+        for target in frames:
+            block = slice(row, row + 6)
+            cost = np.asarray(target.cost, dtype=float)
+            A[block] = pin.getFrameJacobian(model, data, target.frame_id, lwa)
+            A[block] *= cost[:, None]
+            drift = pin.getFrameClassicalAcceleration(model, data, target.frame_id, lwa).vector
+            b[block] = cost * (np.asarray(target.acceleration, dtype=float) - drift)
+            row += 6
+    H = A.T @ A
+    g = A.T @ b
+    diagonal = np.einsum("ii->i", H)
+    diagonal += damping
+    root = 6 if model.njoints > 1 and model.joints[1].nq == 7 else 0
+    diagonal[root:] += joint_cost * joint_cost
+    return np.linalg.solve(H, g)
+
+
+def net_wrench_before(model: pin.Model, q, v, a):
+    """The motion's net contact wrench about the CoM as motion_torques computed it (np.cross)."""
+    data = model.createData()
+    tau = pin.rnea(model, data, q, v, a).copy()
+    base = model.jointPlacements[1] * pin.XYZQUATToSE3(q[:7])
+    com = pin.centerOfMass(model, data, pin.KinematicLevel.POSITION, False)
+    force = base.rotation @ tau[:3]
+    moment = base.rotation @ tau[3:6] + np.cross(base.translation - com, force)
+    return np.concatenate([force, moment]), com.copy()
+
+
+def test_the_faster_ik_paths_compute_what_the_formulas_before_computed(icub, monkeypatch):
+    controller = make_controller(icub, "ik")
+    # The shipped IK: motion feed-forward and quadprog (make_controller keeps the recorded ones).
+    shipped = ControllerSettings.from_yaml(CONTROLLER_YAML)
+    controller.settings = shipped.replace(control_rate=controller.settings.control_rate, mode="ik")
+    ik = controller.mode.ik
+    ik.solver, ik.solver_options = "quadprog", {}
+    compared = {"ik": 0, "acceleration": 0, "wrench": 0, "torques": 0, "largest": 0.0}
+
+    def close(new, old, what):
+        np.testing.assert_allclose(new, old, rtol=0.0, atol=TOLERANCE, err_msg=what)
+        compared["largest"] = max(compared["largest"], float(np.max(np.abs(new - old))))
+
+    solve_quadprog = DifferentialIK._solve_quadprog
+
+    def compared_solve(self, q, dt):
+        new = solve_quadprog(self, q, dt)
+        old = qpsolvers.solve_problem(self.build(q, dt), solver="quadprog").x
+        close(new, old, "IK step")
+        compared["ik"] += 1
+        return new
+
+    monkeypatch.setattr(DifferentialIK, "_solve_quadprog", compared_solve)
+    planned = ik_mode.planned_acceleration
+
+    def compared_planned(model, data, q, v, frames, **kwargs):
+        new = planned(model, data, q, v, frames, **kwargs)
+        old = planned_acceleration_before(model, model.createData(), q, v, frames, **kwargs)
+        close(new, old, "planned acceleration")
+        compared["acceleration"] += 1
+        return planned(model, data, q, v, frames, **kwargs)  # data as the step leaves it
+
+    monkeypatch.setattr(ik_mode, "planned_acceleration", compared_planned)
+    distribute = motion_feedforward.solve_wrench_distribution
+    motion = motion_feedforward.motion_torques
+    state = {}
+
+    def recorded_motion(model, data, q, v, a, contacts, **kwargs):
+        state["qva"] = (q, v, a)
+        joints, wrenches = motion(model, data, q, v, a, contacts, **kwargs)
+        own = model.model.createData()
+        expected = pin.rnea(model.model, own, q, v, a)[6:].copy()
+        pin.computeJointJacobians(model.model, own, q)
+        pin.updateFramePlacements(model.model, own)
+        for contact in contacts:
+            if contact.sole.name not in kwargs.get("lifted", ()):
+                frame = model.frame_id(contact.sole.frame)
+                jacobian = pin.getFrameJacobian(model.model, own, frame, LWA)
+                expected -= jacobian[:, 6:].T @ wrenches[contact.sole.name]
+        close(joints, expected, "motion torques")
+        compared["torques"] += 1
+        return joints, wrenches
+
+    def compared_distribution(contacts, com, wrench, **kwargs):
+        old_wrench, old_com = net_wrench_before(icub.model, *state["qva"])
+        close(wrench, old_wrench, "net contact wrench")
+        close(com, old_com, "CoM")
+        compared["wrench"] += 1
+        return distribute(contacts, com, wrench, **kwargs)
+
+    monkeypatch.setattr(ik_mode, "motion_torques", recorded_motion)
+    monkeypatch.setattr(motion_feedforward, "solve_wrench_distribution", compared_distribution)
+    for step in range(STEPS):
+        controller.step(readings_at(icub, step))
+        contact_events(controller, step)
+    print(compared)
+    counts = ("ik", "acceleration", "wrench", "torques")
+    assert all(compared[name] == STEPS for name in counts), compared
