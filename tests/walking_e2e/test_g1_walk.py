@@ -14,22 +14,24 @@ The turn used to fall 15-50 degrees into it: after 2 m the estimate stands ~5 mm
 the truth, the goal (the true spot) then lay 5 mm to the robot's right, and the planner led
 with the right foot (toe-in first) on a left turn. A goal near the robot now leads with the foot
 of the larger motion counted in steps (FootstepPlanner.goal_lead_side): the left foot here.
-Measured (compliant, 1 passed, 73 s wall): 90.23 degrees, the mid-feet 2.5 mm from the spot,
-slide 0.31 mm, ZMP margin 3.3 mm, estimate error 14.0 mm. Not a knife edge: after the same walk
-the turn with the goal 5 mm left, right or ahead, commanded 0.1 or 0.25 s later, and turning
-right instead: 7 of 7 turned 90.2 degrees within 12.3 mm of the spot, slide <= 0.31 mm, ZMP
+Measured (compliant, 1 passed, 138 s wall loaded): 90.22 degrees, the mid-feet 2.6 mm from the
+spot, slide 0.31 mm, ZMP margin 3.4 mm, estimate error 14.0 mm. Not a knife edge: after the
+same walk the turn with the goal 5 mm left, right or ahead, commanded 0.1 or 0.25 s later, and
+turning right instead: 7 of 7 turned 90.2 degrees within 12.3 mm of the spot, slide <= 0.31 mm, ZMP
 margin >= -1.9 mm (the right turn, the estimate then 14.9 mm off). On MuJoCo (not run here: the
 suite is at its CI budget; 0.5 ms, 223 s wall loaded) the same 7 turns: 89.8-90.1 degrees
 within 17.7 mm, slide <= 3.05 mm, ZMP margin >= -0.3 mm, but the estimate 25.7-26.8 mm off
 (its height rises ~0.8 mm a step on MuJoCo: 18.7 mm of it vertical after the 2 m).
 
-NOT robust to the walk before it (tools/g1_turn_sweep.py --distance D --variants 0:0:0,
-compliant): after 1.0 m the turn holds (90.3 degrees, slide 0.27 mm), after 0.3 and 0.5 m it
-turns but ends with a sole sliding 34 / 19 mm once standing, after 1.5 m it fell in the turn's
-first double support. Seen in the traces: a stop leaves the CoM over the last stance sole, the
-plan's ZMP at that sole's 1 cm margin for the stop's 0.6 s and the CoM reaches the middle of the
-feet only over the next second; on the G1's 5 cm wide soles whether the CoM stays on the sole
-or drifts off its outer edge depends on where the last step put it. Open (issue 14).
+The walk before it (tools/g1_turn_sweep.py --distance D, /tmp scripts for the traces): with
+the stop's final double support at 0.6 s the turn held after 1.0 and 2.0 m only (after 0.3 and
+0.5 m a sole slid 34 / 19 mm once standing, after 1.5 m it fell in the turn's first double
+support): the stop held the CoM over the last stance sole, the planned ZMP at its 1 cm margin,
+for those 0.6 s, and on the G1's 5 cm wide soles it drifted off the outer edge or not depending
+on where the last step put it. config/g1's final_double_support_duration is now 0.3 s: the turn
+after 0.3 / 0.5 / 1.0 / 1.5 / 2.0 m held on compliant (90.0-90.3 degrees, slide <= 0.63 mm,
+ZMP margin >= -0.7 mm), and after 2.0 m on MuJoCo (90.04 degrees, 6.2 mm, slide 2.81 mm); the
+7-variant sweeps above were measured with 0.6 s.
 
 The engine steps 0.5 ms: at 1 ms the G1's light feet rock on the compliant ground at ~250 Hz in
 single support (semi-implicit Euler's limit), at 0.5 ms they rest (the walking rig's docstring).
