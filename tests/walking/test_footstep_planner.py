@@ -72,6 +72,36 @@ def test_turn_in_place_90_degrees(planner, settings):
     assert_side_by_side_at(where, 0.0, 0.0, math.pi / 2, yaw_tolerance=math.radians(0.1))
 
 
+@pytest.mark.parametrize("offset", [-0.005, 0.005])
+@pytest.mark.parametrize("turn", [math.pi / 2, -math.pi / 2])
+def test_turn_in_place_leads_with_the_turn_side_whatever_millimetres_aside(
+    planner, settings, offset, turn
+):
+    """A goal a few mm to one side (an estimate's drift) does not choose the first foot.
+
+    The G1 turning 90 degrees after a 2 m walk: the estimate 5.5 mm to the right of the truth
+    gave the goal 5.5 mm to the right, the right foot stepped first (toe-in) on a left turn and
+    the robot fell (compliant and MuJoCo); led with the left foot (toe-out) it turned.
+    """
+    left, right = standing_feet()
+    steps = planner.plan_to_goal((0.002, offset, turn), left=left, right=right)
+    assert steps[0].side == ("left" if turn > 0 else "right")
+    where = walk_is_valid(planner, steps, left, right, settings)
+    assert_side_by_side_at(where, 0.002, offset, turn, yaw_tolerance=math.radians(0.1))
+
+
+@pytest.mark.parametrize("lateral", [-0.3, 0.3])
+def test_sideways_goal_leads_with_the_foot_on_that_side_despite_a_small_turn(
+    planner, settings, lateral
+):
+    """The lateral motion (3 steps of max_step_width) outweighs a 0.1 rad turn (< 1 step)."""
+    left, right = standing_feet()
+    steps = planner.plan_to_goal((0.0, lateral, -0.1 * np.sign(lateral)), left=left, right=right)
+    assert steps[0].side == ("left" if lateral > 0 else "right")
+    where = walk_is_valid(planner, steps, left, right, settings)
+    assert_side_by_side_at(where, 0.0, lateral, -0.1 * np.sign(lateral))
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_goal_pose_plans_end_side_by_side_at_the_goal(planner, settings, seed):
     rng = np.random.default_rng(seed)

@@ -129,6 +129,23 @@ class FootstepPlanner:
             return "left" if yaw > 0.0 else "right"
         return "left"
 
+    def goal_lead_side(self, lateral: float, yaw: float) -> Side:
+        """The foot to step with first towards a nearby goal: that of the larger motion.
+
+        The lateral displacement and the turn are compared in steps (``max_step_width``,
+        ``max_step_yaw``): a turn in place with the goal a few millimetres to one side (the
+        estimate's drift, a goal pose clicked by hand) leads with the foot on the side of the
+        turn (toe-out first), not with the one on the side of the millimetres.
+
+        Args:
+            lateral: Leftward displacement of the goal in the walking frame [m].
+            yaw: Yaw of the goal relative to the walking frame [rad].
+        """
+        s = self.settings
+        if abs(lateral) / s.max_step_width < abs(yaw) / s.max_step_yaw:
+            return self.lead_side(0.0, yaw)
+        return self.lead_side(lateral, yaw)
+
     def plan_from_velocity(
         self,
         command: Sequence[float],
@@ -252,7 +269,8 @@ class FootstepPlanner:
             left: Where the left foot is (or will land).
             right: Where the right foot is (or will land).
             next_swing_side: The foot that must step first, or None to choose it (towards the
-                lateral motion or the turn).
+                goal far from it; near it, the larger of the lateral motion and the turn,
+                :meth:`goal_lead_side`).
             omnidirectional_distance: Closer than this to the goal [m], step in any direction
                 instead of turning towards the goal first.
             max_steps: Give up after this many steps.
@@ -276,7 +294,7 @@ class FootstepPlanner:
             if math.hypot(rx, ry) > omnidirectional_distance:
                 next_swing_side = self.lead_side(0.0, math.atan2(ry, rx))
             else:
-                next_swing_side = self.lead_side(ry, ryaw)
+                next_swing_side = self.goal_lead_side(ry, ryaw)
         current = right if next_swing_side == "left" else left
         other = left if next_swing_side == "left" else right
         steps: list[Footstep] = []
