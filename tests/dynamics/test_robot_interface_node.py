@@ -146,7 +146,12 @@ def test_realtime_node_publishes_the_contract_and_serves_pushes_pause_and_reset(
         unknown.header.frame_id = "no_such_link"
         probe.wrenches.publish(unknown)
 
-        # Reset: back to time 0 and the initial posture.
+        # Reset: back to time 0 and the initial posture. Paused first, so that the state of
+        # time 0 stays the newest: running, the pacing thread publishes the next ones at 500 Hz,
+        # and a probe lagging under the suite's load lost the sample of time 0 behind them (a
+        # fresh-clone CI run timed out waiting for it). Reset while running: the soak, the
+        # bad-inputs test.
+        assert probe.call("pause").success
         before = len(messages["joint_states"])
         response = probe.call("reset")
         assert response.success, response.message
@@ -157,6 +162,8 @@ def test_realtime_node_publishes_the_contract_and_serves_pushes_pause_and_reset(
         )
         first = next(m for m in messages["joint_states"][before:] if stamp(m) == 0.0)
         np.testing.assert_allclose(first.position, icub.initial_posture, atol=1e-12)
+        assert probe.call("resume").success
+        probe.spin_until(lambda: probe.clock() > 0.05, 20.0, "the clock to go on after the reset")
         probe.spin(0.3)
     text = read_log(log)
     assert "apply_wrench rejected" in text and "no_such_link" in text
