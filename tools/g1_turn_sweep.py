@@ -18,8 +18,6 @@ import math
 import os
 import time
 
-import numpy as np
-
 from wbm_bringup.share import config_directory
 from wbm_bringup.walking_rig import controller_settings, make_walking_rig
 from wbm_description import WholeBodyModel, load_robot
@@ -32,12 +30,7 @@ def turn(rig, dx: float, dy: float, delay: float, angle: float) -> str:
     """One turn from the rig's state; its line of results."""
     if delay > 0.0:
         rig.run(delay)
-    rig.metrics = type(rig.metrics)()
-    before, yaw = rig.mid_feet(), rig.mid_yaw()
-    rig.command("set_goal", before[0] + dx, before[1] + dy, yaw + angle)
-    rig.walk_until_standing(14.0)
-    turned = math.remainder(rig.mid_yaw() - yaw, 2 * math.pi)
-    moved = float(np.linalg.norm((rig.mid_feet() - before)[:2]))
+    turned, moved = rig.turn_on_goal(angle, 14.0, dx, dy)
     m = rig.metrics
     return (
         f"turned {math.degrees(turned):.2f} deg, moved {moved * 1e3:.1f} mm; fallen {m.fallen},"

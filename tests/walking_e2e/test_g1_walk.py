@@ -99,12 +99,7 @@ def test_g1_walks_two_metres_stops_and_turns_90_degrees():
     assert m.zmp_margin >= -m.estimate_error
 
     # The turn in place, to the left, on a goal pose at the spot.
-    rig.metrics = type(rig.metrics)()
-    before, yaw = rig.mid_feet(), rig.mid_yaw()
-    rig.command("set_goal", before[0], before[1], yaw + math.pi / 2)
-    rig.walk_until_standing(12.0)
-    turned = math.remainder(rig.mid_yaw() - yaw, 2 * math.pi)
-    moved = float(np.linalg.norm((rig.mid_feet() - before)[:2]))
+    turned, moved = rig.turn_on_goal(math.pi / 2, 12.0)
     t = rig.metrics
     print(
         f"turn: {math.degrees(turned):.2f} deg, mid-feet moved {moved * 1e3:.1f} mm; {t.steps}"

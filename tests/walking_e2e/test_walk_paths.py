@@ -96,12 +96,7 @@ def test_square_turn_in_place_and_sideways(icub, controller_yaml, engine):
     check_walk(rig, "square")
     assert back <= RETURN
 
-    rig.metrics = type(rig.metrics)()
-    before, yaw = rig.mid_feet(), rig.mid_yaw()
-    rig.command("set_goal", before[0], before[1], yaw + math.pi / 2)
-    rig.walk_until_standing(12.0)
-    turned = math.remainder(rig.mid_yaw() - yaw, 2 * math.pi)
-    moved = float(np.linalg.norm((rig.mid_feet() - before)[:2]))
+    turned, moved = rig.turn_on_goal(math.pi / 2, 12.0)
     print(f"\nturn: {math.degrees(turned):.2f} deg, mid-feet moved {moved * 1e3:.1f} mm")
     check_walk(rig, "turn in place")
     assert abs(turned - math.pi / 2) <= math.radians(5.0)

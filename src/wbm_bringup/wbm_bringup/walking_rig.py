@@ -309,6 +309,23 @@ class WalkingRig:
         self.run(limit, until=self.standing)
         return self.run(settle)
 
+    def turn_on_goal(
+        self, angle: float, limit: float, dx: float = 0.0, dy: float = 0.0
+    ) -> tuple[float, float]:
+        """Turn by ``angle`` [rad] on a goal pose ``(dx, dy)`` [m] (world) from the mid-feet.
+
+        The metrics start afresh (they are the turn's); runs until standing, at most ``limit``.
+
+        Returns:
+            The yaw turned [rad] and how far the mid-feet point moved [m].
+        """
+        self.metrics = WalkingMetrics()
+        before, yaw = self.mid_feet(), self.mid_yaw()
+        self.command("set_goal", before[0] + dx, before[1] + dy, yaw + angle)
+        self.walk_until_standing(limit)
+        turned = math.remainder(self.mid_yaw() - yaw, 2 * math.pi)
+        return turned, float(np.linalg.norm((self.mid_feet() - before)[:2]))
+
 
 def controller_settings(
     config: Path, mode: str, control_rate: float = 500.0
