@@ -294,20 +294,38 @@ class MujocoEngine(Engine):
         """
         model, data = self.model, self.data
         wrenches = {sole: np.zeros(6) for sole in self.mujoco_robot.sole_geoms}
+        ncon = data.ncon
+        if ncon == 0:
+            return wrenches
+        contacts = data.contact  # the struct of arrays of the step's contacts
+        geom1, geom2 = contacts.geom1[:ncon], contacts.geom2[:ncon]
         local = np.empty(6)
-        for i in range(data.ncon):
-            contact = data.contact[i]
-            if contact.geom1 in self._sole_of_geom:
-                sole, sign = self._sole_of_geom[contact.geom1], -1.0
-            elif contact.geom2 in self._sole_of_geom:
-                sole, sign = self._sole_of_geom[contact.geom2], 1.0
+        rows, soles, signs, forces = [], [], [], []
+        for i in range(ncon):
+            g1, g2 = int(geom1[i]), int(geom2[i])
+            if g1 in self._sole_of_geom:
+                soles.append(self._sole_of_geom[g1])
+                signs.append(-1.0)
+            elif g2 in self._sole_of_geom:
+                soles.append(self._sole_of_geom[g2])
+                signs.append(1.0)
             else:
                 continue
             # mj_contactForce: the force geom1 exerts on geom2, in the contact frame (normal
             # first); contact.frame rows are the frame's axes in world coordinates.
             mujoco.mj_contactForce(model, data, i, local)
-            force = sign * (contact.frame.reshape(3, 3).T @ local[:3])
-            wrenches[sole] += np.concatenate([force, np.cross(contact.pos, force)])
+            rows.append(i)
+            forces.append(local[:3].copy())
+        if not rows:
+            return wrenches
+        frames = contacts.frame[rows].reshape(-1, 3, 3)
+        # force_world = sign * frame^T @ local, for all sole contacts at once
+        world = np.asarray(signs)[:, None] * np.einsum("kji,kj->ki", frames, np.asarray(forces))
+        torques = np.cross(contacts.pos[rows], world)  # about the world origin
+        for k, sole in enumerate(soles):
+            wrench = wrenches[sole]
+            wrench[:3] += world[k]
+            wrench[3:] += torques[k]
         return wrenches
 
     def ground_truth(self) -> GroundTruth:
