@@ -107,17 +107,18 @@ def polygon_margin(point: Sequence[float], hull: np.ndarray) -> float:
             t = np.clip(np.dot(p - a, b - a) / max(np.dot(b - a, b - a), 1e-300), 0.0, 1.0)
             distances.append(np.linalg.norm(p - (a + t * (b - a))))
         return -float(min(distances))
-    signed = []
-    for a, b in zip(hull, np.roll(hull, -1, axis=0), strict=True):
-        edge = b - a
-        normal_inward = np.array([-edge[1], edge[0]]) / np.linalg.norm(edge)
-        signed.append(float(np.dot(p - a, normal_inward)))
-    inside = min(signed)
+    # All edges at once: edge k runs from vertex k to vertex k + 1 (counter-clockwise), its
+    # inward normal is the edge turned by +90 degrees.
+    edges = np.empty_like(hull)
+    np.subtract(hull[1:], hull[:-1], out=edges[:-1])
+    np.subtract(hull[0], hull[-1], out=edges[-1])
+    offsets = p - hull
+    squared = edges[:, 0] * edges[:, 0] + edges[:, 1] * edges[:, 1]
+    signed = (edges[:, 0] * offsets[:, 1] - edges[:, 1] * offsets[:, 0]) / np.sqrt(squared)
+    inside = float(signed.min())
     if inside >= 0.0:
         return inside
     # Outside: the exact distance to the polygon is the distance to the nearest edge segment.
-    distances = []
-    for a, b in zip(hull, np.roll(hull, -1, axis=0), strict=True):
-        t = np.clip(np.dot(p - a, b - a) / np.dot(b - a, b - a), 0.0, 1.0)
-        distances.append(np.linalg.norm(p - (a + t * (b - a))))
-    return -float(min(distances))
+    t = np.clip((offsets[:, 0] * edges[:, 0] + offsets[:, 1] * edges[:, 1]) / squared, 0.0, 1.0)
+    gaps = offsets - t[:, None] * edges
+    return -float(np.sqrt((gaps[:, 0] * gaps[:, 0] + gaps[:, 1] * gaps[:, 1]).min()))
