@@ -1,13 +1,13 @@
 """The G1's 90 degree turn in place after a walk, swept: is it a knife edge?
 
-The G1 (torque mode, in-process rig of :mod:`wbm_bringup.walking_rig`, 0.5 ms engine step) walks
-``--distance`` at 0.12 m/s and stops, once; then one child process per variant (forked: the rig
-is deterministic, so each child continues the same run) turns 90 degrees in place on a goal
-pose at the spot, the goal moved by (dx, dy) [m], commanded ``delay`` [s] later, or turning
-right (``right``). Per variant it prints the turn, how far the mid-feet point moved, and issue
-12's criteria (fall, slide, ZMP margin, estimate error, touch-downs).
+The G1 (torque mode, in-process rig of :mod:`wbm_bringup.walking_rig`, engine step ``--dt``,
+default 0.5 ms) walks ``--distance`` at 0.12 m/s and stops, once; then one child process per
+variant (forked: the rig is deterministic, so each child continues the same run) turns 90 degrees
+in place on a goal pose at the spot, the goal moved by (dx, dy) [m], commanded ``delay`` [s] later,
+or turning right (``right``). Per variant it prints the turn, how far the mid-feet point moved, and
+issue 12's criteria (fall, slide, ZMP margin, estimate error, touch-downs).
 
-usage: python tools/g1_turn_sweep.py [--engine compliant|mujoco] [--distance 2.0]
+usage: python tools/g1_turn_sweep.py [--engine compliant|mujoco] [--distance 2.0] [--dt 5e-4]
        [--variants 0:0:0,0:0.005:0,0:-0.005:0,0.005:0:0,0:0:0.1,0:0:0.25,right]
 """
 
@@ -23,7 +23,7 @@ from wbm_bringup.walking_rig import controller_settings, make_walking_rig
 from wbm_description import WholeBodyModel, load_robot
 
 SPEED = 0.12  # [m/s]
-DT = 5e-4  # engine step [s] (tests/walking_e2e/test_g1_walk.py)
+DT = 5e-4  # default engine step [s] (tests/walking_e2e/test_g1_walk.py: MuJoCo there 1 ms)
 
 
 def turn(rig, dx: float, dy: float, delay: float, angle: float) -> str:
@@ -45,13 +45,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engine", default="compliant")
     parser.add_argument("--distance", type=float, default=2.0, help="[m]")
+    parser.add_argument("--dt", type=float, default=DT, help="engine step [s]")
     parser.add_argument(
         "--variants", default="0:0:0,0:0.005:0,0:-0.005:0,0.005:0:0,0:0:0.1,0:0:0.25,right"
     )
     args = parser.parse_args()
     g1 = WholeBodyModel.from_config(load_robot("g1"))
     settings = controller_settings(config_directory("g1") / "controller.yaml", "torque")
-    rig = make_walking_rig(g1, settings, args.engine, dt=DT)
+    rig = make_walking_rig(g1, settings, args.engine, dt=args.dt)
     start = time.time()
     rig.command("set_velocity_command", SPEED, 0.0, 0.0)
     distance = args.distance

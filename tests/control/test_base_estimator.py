@@ -1,5 +1,7 @@
 """The base estimator (IMU + leg kinematics) against ground truth built independently."""
 
+import math
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -85,3 +87,140 @@ def test_estimator_needs_an_imu(icub):
         BaseEstimator(icub).update(replace(readings, imu=None))
     with pytest.raises(InputError, match="joint_positions"):
         BaseEstimator(icub).update(replace(readings, joint_positions=np.full(icub.ndof, np.nan)))
+
+
+# ---------------------------------------------------------------- known flat ground
+
+GROUND_STIFFNESS = 2.0e5  # [N/m]: a loaded sole sinks F / k below the ground plane
+WEIGHT = 300.0  # [N]
+TRANSFER = (50.0, 150.0, 250.0, WEIGHT)  # the new sole's load over a step's double support [N]
+
+
+def sole_posed(model, q, frame, rotation, position, iterations=20):
+    """q with one leg's joints moved to put a sole frame at a placement (base fixed).
+
+    Newton iterations on the frame's LOCAL log6 error over the columns of the joints supporting
+    the frame (its leg), from q; converged to 1e-12 (asserted).
+    """
+    target = pin.SE3(rotation, np.asarray(position, dtype=float))
+    frame_id = model.frame_id(frame)
+    joint = model.model.frames[frame_id].parentJoint
+    columns = [
+        i
+        for j in model.model.supports[joint][2:]  # without the universe and the free-flyer
+        for i in range(
+            model.model.joints[j].idx_v, model.model.joints[j].idx_v + model.model.joints[j].nv
+        )
+    ]
+    q = q.copy()
+    for _ in range(iterations):
+        error = pin.log6(model.frame_placement(q, frame).actInv(target)).vector
+        if np.linalg.norm(error) < 1e-13:
+            break
+        J = model.frame_jacobian(q, frame, representation="body")[:, columns]
+        dv = np.zeros(model.nv)
+        dv[columns] = np.linalg.solve(J, error)
+        q = pin.integrate(model.model, q, dv)
+    assert np.linalg.norm(pin.log6(model.frame_placement(q, frame).actInv(target))) < 1e-12
+    return q
+
+
+def stepping_in_place_on_a_giving_ground(icub, flat_ground, steps):
+    """Stepping in place on a ground that gives F / k under a sole's load F (module constants).
+
+    The base stays put; each sole's leg puts it flat, at its start (x, y), F / k below the
+    ground plane; the loads move from one sole to the other in the steps of TRANSFER, then the
+    unloaded sole lifts 2 cm. Returns the estimate's height error (estimate - truth) [m] in
+    each single support, after each full transfer (the first: standing on the left sole).
+    """
+    q0 = icub.initial_configuration()  # both soles nearly flat at z = 0, the left at the origin
+    # (x, y) of the initial posture's soles, on the plane (the right one is 1.4e-6 m below it).
+    start = {
+        s: icub.frame_placement(q0, f).translation * [1.0, 1.0, 0.0]
+        for s, f in (("left_foot", "l_sole"), ("right_foot", "r_sole"))
+    }
+    frames = {"left_foot": "l_sole", "right_foot": "r_sole"}
+    estimator = BaseEstimator(icub, flat_ground=flat_ground)
+    time = 0.0
+
+    def sample(loads, lifted=()):
+        nonlocal time
+        q = q0
+        for sole, frame in frames.items():
+            height = 0.02 if sole in lifted else -loads[sole] / GROUND_STIFFNESS
+            q = sole_posed(icub, q, frame, np.eye(3), start[sole] + [0.0, 0.0, height])
+        wrenches = {s: np.array([0.0, 0.0, loads[s], 0.0, 0.0, 0.0]) for s in frames}
+        estimate = estimator.update(
+            readings_from_state(icub, q, np.zeros(icub.nv), wrenches, time=time)
+        )
+        time += 0.1
+        return estimate.q[2] - q[2]
+
+    sample({"left_foot": WEIGHT / 2, "right_foot": WEIGHT / 2})
+    errors = []
+    stance, swing = "left_foot", "right_foot"
+    sample({stance: WEIGHT, swing: 0.0})
+    errors.append(sample({stance: WEIGHT, swing: 0.0}, lifted=(swing,)))
+    for _ in range(steps):
+        for load in TRANSFER:
+            sample({stance: WEIGHT - load, swing: load})
+        stance, swing = swing, stance
+        errors.append(sample({stance: WEIGHT, swing: 0.0}, lifted=(swing,)))
+    return np.array(errors)
+
+
+def test_a_known_flat_ground_stops_the_height_ratchet_of_a_giving_ground(icub):
+    """Anchored where the estimate puts it, each step raises the estimate; on the plane, not.
+
+    The reference, by hand: the new sole is anchored at its first load above 40 N (50 N here),
+    F_new / k deep, while the old one, carrying 250 N, has risen to 250 N / k deep and is the
+    base's only anchor; after the transfer the new sole sits WEIGHT / k deep. Each single
+    support is then (250 - 50) N / k = 1.0 mm higher than the one before (the G1's ratchet,
+    base_estimator's docstring), the first WEIGHT / k = 1.5 mm high (the left sole anchored on
+    the plane at start). With ``flat_ground`` every anchor is on the plane: 1.5 mm high at every
+    step. Kinematics exact (IK to 1e-12): tolerance 1e-9 m.
+    """
+    steps = 4
+    off = stepping_in_place_on_a_giving_ground(icub, False, steps)
+    on = stepping_in_place_on_a_giving_ground(icub, True, steps)
+    depth = WEIGHT / GROUND_STIFFNESS
+    ratchet = (TRANSFER[2] - TRANSFER[0]) / GROUND_STIFFNESS
+    np.testing.assert_allclose(off, depth + ratchet * np.arange(steps + 1), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(on, np.full(steps + 1, depth), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("landing", ["rolled", "step"])
+def test_flat_ground_puts_the_lowest_corner_on_the_plane_and_leaves_a_step(icub, landing):
+    """A sole landing rolled 5 deg on its edge, 1 mm into the ground, while the estimate is 3 mm
+    high (the stance sole sunk 3 mm, anchored on the plane at start): its anchor is its true
+    origin raised by 1 mm (the true lowest corner, from the model's corner points, put on the
+    plane), its horizontal position where the estimate puts it (exact here). A sole landing
+    flat on a 5 cm step (beyond the 1 cm tolerance): where the estimate puts it, 3 mm above
+    the truth. Tolerance 1e-9 m (exact kinematics, IK to 1e-12).
+    """
+    q0 = icub.initial_configuration()
+    left, right = (
+        icub.frame_placement(q0, f).translation * [1, 1, 0] for f in ("l_sole", "r_sole")
+    )
+    q = sole_posed(icub, q0, "l_sole", np.eye(3), left + [0.0, 0.0, -0.003])
+    estimator = BaseEstimator(icub, flat_ground=True)
+    stance = {"left_foot": 2 * STANCE_FORCE, "right_foot": np.zeros(6)}
+    estimator.update(readings_from_state(icub, q, np.zeros(icub.nv), stance))
+    sole = icub.config.sole("right_foot")
+    if landing == "rolled":
+        rotation = pin.rpy.rpyToMatrix(math.radians(5.0), 0.0, 0.0)
+        lowest = min((rotation @ corner)[2] for corner in sole.corners())
+        q = sole_posed(icub, q, "r_sole", rotation, right + [0.0, 0.0, -0.001 - lowest])
+    else:
+        q = sole_posed(icub, q, "r_sole", np.eye(3), right + [0.0, 0.0, 0.05])
+    placement = icub.frame_placement(q, "r_sole")
+    corners = [placement.act(corner)[2] for corner in sole.corners()]
+    both = {"left_foot": STANCE_FORCE, "right_foot": STANCE_FORCE}
+    estimator.update(readings_from_state(icub, q, np.zeros(icub.nv), both, time=0.1))
+    anchor = estimator.anchors["right_foot"]
+    if landing == "rolled":
+        assert min(corners) == pytest.approx(-0.001, abs=1e-12)
+        expected = placement.translation + [0.0, 0.0, -min(corners)]
+    else:
+        expected = placement.translation + [0.0, 0.0, 0.003]
+    np.testing.assert_allclose(anchor, expected, rtol=0, atol=1e-9)

@@ -123,6 +123,8 @@ class WholeBodyController:
             unload_threshold=estimator.unload_threshold,
             initial_soles=tuple(settings.initial_contacts),
             velocity_cutoff=estimator.velocity_cutoff or None,
+            flat_ground=estimator.flat_ground,
+            ground_tolerance=estimator.flat_ground_tolerance,
         )
         # Soles without an F/T sensor: contact state and load estimated (none on iCub).
         sensorless = [s.name for s in robot.soles if s.name not in self.estimator.sensor_of_sole]

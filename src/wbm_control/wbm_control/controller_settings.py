@@ -74,6 +74,20 @@ class EstimatorSettings(Settings):
         doc="joint_states' effort is the measured joint torque: the loads of soles without an "
         "F/T sensor are estimated from it (wbm_control.contact_estimation)",
     )
+    flat_ground: bool = setting(
+        False,
+        doc="the ground is flat and level at the height the robot starts on: a newly loaded "
+        "sole is anchored with its lowest corner on it, else where the estimate puts it "
+        "(wbm_control.base_estimator); the estimate's height then does not rise by the ground's "
+        "give under each step's load",
+    )
+    flat_ground_tolerance: float = setting(
+        0.01,
+        doc="with flat_ground, a sole whose lowest corner the estimate puts farther than this "
+        "from the ground plane is anchored where the estimate puts it (a step, an obstacle)",
+        unit="m",
+        ge=0.0,
+    )
 
     def check(self) -> None:
         """The release threshold is below the anchoring one."""
