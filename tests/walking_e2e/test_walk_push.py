@@ -9,7 +9,7 @@ the stabilizer moves the ZMP. (The feet slide under the pushes: reported, not bo
 bounds the slide of the walks.) The rig is deterministic (test_walk_determinism.py): one run is
 the result.
 
-Measured (ground-following swing and step timing): no fall, 0.847 m advanced in the 5 s, slide
+Measured (ground-following swing and step timing): no fall, 0.866 m advanced in the 5 s, slide
 14.0 mm, estimate error 19.1 mm, 9 F/T touch-downs; the F/T ZMP left the stance sole by 105 mm
 under the lateral push (the foot rolls on its edge: reported, not bounded); 21.5 s wall on a
 quiet machine (87 s loaded). This is one point of a phase-dependent result: with both pushes
