@@ -90,7 +90,10 @@ class Scene:
         )
         self.tmp = tmp_path
         self.browser = HeadlessBrowser(WIDTH, HEIGHT)
-        self.browser.open(self.url)
+        # A fixed pixel ratio: viser lowers it when frames are slow (its adaptive DPR), which
+        # on a loaded machine redraws the grid's anti-aliased lines differently between the two
+        # shots of a silhouette and puts the whole grid into the difference.
+        self.browser.open(f"{self.url}?fixedDpr=1")
         wait_until_built(self.browser)
         self.model = full_model(self.config)
         self.shots = 0
