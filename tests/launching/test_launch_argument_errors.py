@@ -59,6 +59,9 @@ CASES = [
     case("sim.launch.yaml", "target_duration", "-1"),
     # A string after the double of controller.yaml: rcl would give the node the double.
     case("sim.launch.yaml", "target_duration", "abc"),
+    case("sim.launch.yaml", "realtime_priority", "100"),  # SCHED_FIFO priorities are 1..99
+    case("sim.launch.yaml", "realtime_priority", "-1"),
+    case("sim.launch.yaml", "realtime_priority", "high"),
     case("sim.launch.yaml", "viewer", "maybe"),
     case("sim.launch.yaml", "record", "/etc/passwd/bag"),  # under a file: cannot be created
     case("sim.launch.yaml", "record", "<existing>"),  # exists: rosbag2 needs a new directory
@@ -76,6 +79,7 @@ CASES = [
     case("robot.launch.yaml", "control_rate", "-5"),
     case("robot.launch.yaml", "target_duration", "-1"),
     case("robot.launch.yaml", "trigger", "x"),
+    case("robot.launch.yaml", "realtime_priority", "100"),
     case("robot.launch.yaml", "namespace", "bad/name!"),
     case("robot.launch.yaml", "use_sim_time", "banana"),
     case("robot.launch.yaml", "base_pose_topic", "bad topic"),
@@ -88,6 +92,7 @@ CASES = [
     case("demo.launch.yaml", "pacing", "x"),
     case("demo.launch.yaml", "control_rate", "0"),
     case("demo.launch.yaml", "control_rate", "-5"),
+    case("demo.launch.yaml", "realtime_priority", "-1"),
     case("demo.launch.yaml", "viewer", "maybe"),
     case("demo.launch.yaml", "record", "/etc/passwd/bag"),
     case("demo.launch.yaml", "hand_duration", "-1"),
@@ -131,6 +136,7 @@ def test_a_bad_argument_is_refused_before_anything_starts(tmp_path, file, argume
         ("sim.launch.yaml", {}),
         ("sim.launch.yaml", {"robot_side": "mujoco", "viewer": "true", "record": "<new>"}),
         ("sim.launch.yaml", {"namespace": "robot/left", "use_sim_time": "false"}),
+        ("sim.launch.yaml", {"realtime_priority": "50"}),
         ("robot.launch.yaml", {"base_pose_topic": "ground_truth/odom", "trigger": "inputs"}),
         ("demo.launch.yaml", {"viewer": "true", "record": "<new>", "hand_duration": "1.5"}),
         ("demo.launch.yaml", {"controller_mode": "ik", "end_time": "6.0"}),

@@ -8,9 +8,10 @@ at rest), the median and 99th percentile wall time of:
   machines by their ratio to it);
 - the IK's QP built directly and by pink's ``build_ik`` (the reference: same matrices), one IK
   step (direct build + the IK's solver, quadprog by default) and one whole controller step in
-  mode "ik", with the step's own breakdown (estimator, kinematics, ZMP estimation, targets,
-  IK, feed-forward, command) and its CPU time per step (``time.process_time``, less sensitive
-  to other processes than wall time);
+  mode "ik" (each sample's joints at the last command's positions and velocities: a
+  position-controlled robot tracking its references), with the step's own breakdown
+  (estimator, kinematics, ZMP estimation, targets, IK, feed-forward, command) and its CPU time
+  per step (``time.process_time``, less sensitive to other processes than wall time);
 - one whole-body QP solve by proxsuite (warm-started as in the loop, with the polish) and by the
   step's solver (the KKT solve on the last active set, proxsuite only when that is not the
   optimum, :mod:`wbm_control.qp`), and one whole controller step in mode "torque" with its
@@ -84,8 +85,20 @@ def _timed(function, samples: int) -> np.ndarray:
     return times
 
 
-def _timed_steps(controller: WholeBodyController, readings: RobotReadings, samples: int):
+def _timed_steps(
+    controller: WholeBodyController,
+    readings: RobotReadings,
+    samples: int,
+    *,
+    follow: bool = False,
+):
     """Wall times of ``samples`` controller steps, per part (``controller.timings``) and total.
+
+    ``follow``: the joints of each sample are those the last command asked for (positions and
+    velocities): a position-controlled robot that tracks its references exactly, as mode "ik"
+    assumes. Without it every sample is ``readings``: a robot that never moves, which mode "ik"
+    keeps commanding motions it never sees happen (its feed-forward's accelerations grow until
+    the wrench distribution is infeasible in about half of the steps).
 
     Returns:
         (total wall times [s], part name to wall times [s], CPU time per step [s]).
@@ -94,11 +107,18 @@ def _timed_steps(controller: WholeBodyController, readings: RobotReadings, sampl
     total = np.empty(samples)
     parts: dict[str, np.ndarray] = {}
     cpu_start = time.process_time()
+    sample = readings
     for i in range(samples):
-        sample = replace(readings, time=(i + 1) * period)
+        sample = replace(sample, time=(i + 1) * period)
         start = time.perf_counter()
-        controller.step(sample)
+        command = controller.step(sample)
         total[i] = time.perf_counter() - start
+        if follow and command.position is not None and command.velocity is not None:
+            sample = replace(
+                sample,
+                joint_positions=np.array(command.position, dtype=float),
+                joint_velocities=np.array(command.velocity, dtype=float),
+            )
         for name, value in controller.timings.items():
             parts.setdefault(name, np.empty(samples))[i] = value
     return total, parts, (time.process_time() - cpu_start) / samples
@@ -190,8 +210,9 @@ def benchmark_steps(
     lines += _step_rows(
         'controller step, mode "ik"',
         "estimator + IK + feed-forward"
-        + (" (motion)" if settings.ik.motion_feedforward else " (quasi-static gravity)"),
-        *_timed_steps(ik_controller, readings, samples),
+        + (" (motion)" if settings.ik.motion_feedforward else " (quasi-static gravity)")
+        + ", the joints tracking its references",
+        *_timed_steps(ik_controller, readings, samples, follow=True),
     )
     controller = WholeBodyController(model, settings.replace(mode="torque"))
     controller.step(readings)

@@ -331,6 +331,14 @@ class ControllerSettings(Settings):
     stale_timeout: float = setting(
         0.05, doc="inputs older than this switch to the safe hold command", unit="s", gt=0.0
     )
+    realtime_priority: int = setting(
+        0,
+        doc="SCHED_FIFO priority of the node's threads (1-99, as ros2_control's thread_priority)"
+        "; 0: normal scheduling",
+        unit="-",
+        ge=0,
+        le=99,
+    )
     use_ground_truth: bool = setting(
         False, doc="subscribe ground_truth/odom instead of estimating (tests only)"
     )

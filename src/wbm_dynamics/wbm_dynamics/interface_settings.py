@@ -47,6 +47,8 @@ class RobotInterfaceSettings(Settings):
             hold_posture_command`: the robot keeps standing) or ``damping`` (tau = -kd dq: the
             robot goes limp, damped).
         push_duration: How long a wrench received on ``apply_wrench`` acts [s].
+        realtime_priority: SCHED_FIFO priority (1-99) of the node's threads, where permitted
+            (:mod:`wbm_description.realtime_priority`); 0: normal scheduling.
         world_frame: Frame of the ground truth odometry.
         hold_posture_at_start: At start and after a reset, the servos hold the robot config's
             initial posture (position references plus the static torques of standing on its
@@ -93,6 +95,13 @@ class RobotInterfaceSettings(Settings):
         "the start) or damping (tau = -kd dq)",
     )
     push_duration: float = setting(0.1, gt=0.0, unit="s", doc="duration of an apply_wrench push")
+    realtime_priority: int = setting(
+        0,
+        ge=0,
+        le=99,
+        doc="SCHED_FIFO priority of the node's threads (1-99, as ros2_control's thread_priority)"
+        "; 0: normal scheduling",
+    )
     world_frame: str = setting("world", nonempty=True, doc="frame of ground_truth/odom")
     hold_posture_at_start: bool = setting(
         True, doc="servos hold the initial posture until a controller commands"

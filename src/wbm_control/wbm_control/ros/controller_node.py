@@ -257,8 +257,9 @@ class ControllerNode(WbmNode):
     # ------------------------------------------------------------------ life cycle
 
     def start(self) -> None:
-        """Start taking the robot inputs (the input thread)."""
+        """Start taking the robot inputs (the input thread); then the realtime priority."""
         self.input_thread.start()
+        self.apply_realtime_priority(self.settings.realtime_priority)
 
     def stop(self) -> None:
         """Stop the input thread."""

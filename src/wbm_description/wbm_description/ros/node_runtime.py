@@ -32,6 +32,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from wbm_description.exceptions import WbmError
+from wbm_description.realtime_priority import RealtimeOutcome, set_realtime_priority
 from wbm_description.settings import ParameterSpec, Settings, nest, parameter_specs
 
 S = TypeVar("S", bound=Settings)
@@ -195,6 +196,19 @@ class WbmNode(Node):
         clock = self.get_clock().handle
         with clock:
             return clock.get_now().nanoseconds
+
+    def apply_realtime_priority(self, priority: int) -> RealtimeOutcome:
+        """SCHED_FIFO at ``priority`` for every thread of the process (0: nothing), logged.
+
+        Called by a loop node once its threads run (:mod:`wbm_description.realtime_priority`);
+        where it is not permitted the node logs why and keeps normal scheduling.
+        """
+        outcome = set_realtime_priority(priority)
+        if outcome.error:
+            self.get_logger().warning(outcome.describe())
+        elif outcome.applied:
+            self.get_logger().info(outcome.describe())
+        return outcome
 
     def start(self) -> None:
         """Called once the node is added to its executor, before spinning."""

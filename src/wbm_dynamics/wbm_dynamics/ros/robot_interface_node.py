@@ -220,9 +220,13 @@ class RobotInterfaceNode(WbmNode):
     # ------------------------------------------------------------------ life cycle
 
     def start(self) -> None:
-        """Publish the initial state and start the pacing loop and the input thread."""
+        """Start the pacing loop and the input thread, then apply the realtime priority.
+
+        The priority goes to every thread of the process, those two included.
+        """
         self.loop.start()
         self.input_thread.start()
+        self.apply_realtime_priority(self.settings.realtime_priority)
 
     def stop(self) -> None:
         """Stop the input thread and the pacing loop, and release the backend."""
