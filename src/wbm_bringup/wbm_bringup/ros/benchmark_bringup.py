@@ -4,7 +4,10 @@ Each row starts ``launch/sim.launch.yaml`` (robot interface, controller, state p
 ``wbm launch``'s runner with a pacing and a control rate (realtime 500 Hz and 1 kHz, lockstep
 500 Hz and 1 kHz), with one extra subscriber on the graph: a probe node of this process that
 subscribes ``joint_states`` and ``tf`` reliably, as RViz or a recorder would. After ``--warmup``
-it measures for ``--seconds`` of wall time (60 s by default).
+it measures for ``--seconds`` of wall time (60 s by default). ``--realtime-priority 0 50`` runs
+each row once per value of the launch's ``realtime_priority`` (SCHED_FIFO of the robot
+interface's and the controller's threads, the launch's default 50; rows named
+``<row>-fifo<priority>``, ``<row>-normal`` for 0), in turn.
 
 How cycles are matched: a control cycle is one robot sample, published by the robot interface
 with its stamp (robot time); the controller (trigger ``inputs``) stamps its command with the
@@ -130,12 +133,19 @@ def measure(
     warmup: float,
     seconds: float,
     log: Path | None = None,
+    realtime_priority: int = 50,
 ) -> dict[str, float]:
     """Run the bringup with ``pacing`` at ``rate`` [Hz] and measure it (module docstring).
 
     ``log``: a file the nodes' output is appended to (default: discarded).
+    ``realtime_priority``: the launch argument (SCHED_FIFO of the loop's nodes; 0: none).
     """
-    arguments = {"pacing": pacing, "control_rate": f"{rate:g}", "publish_rate": f"{rate:g}"}
+    arguments = {
+        "pacing": pacing,
+        "control_rate": f"{rate:g}",
+        "publish_rate": f"{rate:g}",
+        "realtime_priority": str(realtime_priority),
+    }
     plan = plan_launch(launch, arguments)
     output = io.StringIO()
     runner = LaunchRunner(plan.processes, stream=output)
@@ -426,7 +436,7 @@ def transport_costs(repeats: int = 7, calls: int = 300) -> list[tuple[str, float
 def print_table(rows: list[tuple[str, dict[str, float]]]) -> None:
     """The figures of every row, then the breakdown of a cycle."""
     header = (
-        f"{'row':<15}{'cycles/wall s':>14}{'answered %':>12}{'in time %':>11}"
+        f"{'row':<21}{'cycles/wall s':>14}{'answered %':>12}{'in time %':>11}"
         f"{'lat med [ms]':>14}{'p99 [ms]':>10}{'max [ms]':>10}{'RTF':>7}"
         f"{'probe js/s':>12}{'probe tf/s':>12}"
     )
@@ -434,19 +444,19 @@ def print_table(rows: list[tuple[str, dict[str, float]]]) -> None:
     print("-" * len(header))
     for name, r in rows:
         print(
-            f"{name:<15}{r['cycles_wall']:>14.1f}{100 * r['answered']:>12.2f}"
+            f"{name:<21}{r['cycles_wall']:>14.1f}{100 * r['answered']:>12.2f}"
             f"{100 * r['in_time']:>11.2f}{1e3 * r['latency_median']:>14.2f}"
             f"{1e3 * r['latency_p99']:>10.2f}{1e3 * r['latency_max']:>10.2f}{r['rtf']:>7.2f}"
             f"{r['probe_joint_states']:>12.1f}{r['probe_tf']:>12.1f}"
         )
     print()
     print("breakdown of a cycle, median / p99 [ms]")
-    header = f"{'stage':<30}" + "".join(f"{name:>17}" for name, _ in rows)
+    header = f"{'stage':<30}" + "".join(f"{name:>21}" for name, _ in rows)
     print(header)
     print("-" * len(header))
     for label, key in STAGES:
         cells = "".join(
-            f"{1e3 * r[f'{key}_median']:>8.3f} /{1e3 * r[f'{key}_p99']:>7.3f}" for _, r in rows
+            f"{1e3 * r[f'{key}_median']:>12.3f} /{1e3 * r[f'{key}_p99']:>7.3f}" for _, r in rows
         )
         print(f"{label:<30}{cells}")
     nodes = sorted({key[4:] for _, r in rows for key in r if key.startswith("cpu_")})
@@ -454,7 +464,7 @@ def print_table(rows: list[tuple[str, dict[str, float]]]) -> None:
         print()
         print("CPU time per cycle [ms] (user + system of each node's process)")
         for node in nodes:
-            cells = "".join(f"{1e3 * r.get(f'cpu_{node}', np.nan):>17.3f}" for _, r in rows)
+            cells = "".join(f"{1e3 * r.get(f'cpu_{node}', np.nan):>21.3f}" for _, r in rows)
             print(f"{node:<30}{cells}")
 
 
@@ -475,6 +485,14 @@ def main(argv: list[str] | None = None) -> int:
         choices=ROWS + MORE_ROWS,
         default=list(ROWS),
         help=f"which pacing-rate rows to run (default: {' '.join(ROWS)})",
+    )
+    parser.add_argument(
+        "--realtime-priority",
+        type=int,
+        nargs="+",
+        default=[50],
+        help="the launch's realtime_priority (SCHED_FIFO of the loop's nodes, 0: none; the "
+        "launch's default 50); several: each row once per value, in turn (e.g. 0 50)",
     )
     parser.add_argument(
         "--log", type=Path, default=None, help="append the nodes' output to this file"
@@ -526,22 +544,27 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.launch_file is None:
         args.launch_file = launch_file("sim.launch.yaml")
+    for priority in args.realtime_priority:
+        if not 0 <= priority <= 99:
+            parser.error(f"--realtime-priority: expected 0..99, got {priority}")
     rows = []
     for row in args.rows:
         pacing, rate = row.split("-")
-        rows.append(
-            (
-                row,
-                measure(
-                    args.launch_file,
-                    pacing,
-                    float(rate),
-                    warmup=args.warmup,
-                    seconds=args.seconds,
-                    log=args.log,
-                ),
+        for priority in args.realtime_priority:
+            rows.append(
+                (
+                    f"{row}-fifo{priority}" if priority else f"{row}-normal",
+                    measure(
+                        args.launch_file,
+                        pacing,
+                        float(rate),
+                        warmup=args.warmup,
+                        seconds=args.seconds,
+                        log=args.log,
+                        realtime_priority=priority,
+                    ),
+                )
             )
-        )
     print_table(rows)
     print()
     print(

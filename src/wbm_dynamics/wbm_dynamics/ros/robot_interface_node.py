@@ -226,7 +226,17 @@ class RobotInterfaceNode(WbmNode):
         """
         self.loop.start()
         self.input_thread.start()
-        self.apply_realtime_priority(self.settings.realtime_priority)
+        priority = self.settings.realtime_priority
+        if priority and self.settings.pacing != "realtime":
+            # Without deadlines a loop in SCHED_FIFO only runs ahead of everything else: in
+            # lockstep it would take the cores from the state publisher, recorder and viewer
+            # that watch it, and as fast as possible it never waits at all.
+            self.get_logger().info(
+                f"realtime_priority {priority} not applied in {self.settings.pacing} pacing "
+                "(no deadlines to hold): normal scheduling"
+            )
+            return
+        self.apply_realtime_priority(priority)
 
     def stop(self) -> None:
         """Stop the input thread and the pacing loop, and release the backend."""
