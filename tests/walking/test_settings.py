@@ -47,6 +47,7 @@ def test_unresolved_robot_fields_raise_when_needed():
         ("com_height", -0.4),
         ("swing_height", 0.0),
         ("zmp_margin", -0.001),
+        ("zmp_inward_offset", -0.001),
         ("mpc_horizon", 0.5),  # shorter than one step (0.8 s)
         ("replan_period", 0.001),  # shorter than time_step (0.002 s)
         ("min_touchdown_phase", 0.0),

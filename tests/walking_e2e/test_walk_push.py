@@ -21,6 +21,13 @@ quiet machine (87 s loaded). This is one point of a phase-dependent result: with
 on main's code); one lateral 4 N s push, left or right, at 16 phases of a stride walks on at
 20 of 32 (main's code 17, the ground-following swing alone 7; tools/walk_push_sweep.py,
 README), so no second lateral phase is asserted here.
+
+Rigid and MuJoCo (not in the parametrization): this scenario FELL 0.87 / 0.90 s after the lateral
+push, which comes there at the right foot's lift-off, the DCM at the left sole's centre and 30 mm
+out after it, beyond the ZMP's reach. With ``walking.zmp_inward_offset`` 0.025 (the DCM 2-3 cm
+inside the stance sole) all three walked on (compliant / rigid / MuJoCo 0.967 / 0.939 / 0.939 m,
+slide 0.74 / 0.05 / 2.16 mm, estimate error 3.3 / 1.1 / 6.4 mm), but test_walk_forward's MuJoCo
+walk then made 0.249 m/s < 0.25, so it is not set (README, "zmp_inward_offset").
 """
 
 from __future__ import annotations

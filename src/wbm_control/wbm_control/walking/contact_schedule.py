@@ -3,8 +3,9 @@
 A :class:`ContactSchedule` is a sequence of contiguous :class:`SupportPhase` s ending with an
 infinite standing phase. Each phase has its supporting footsteps (one in single support, two in
 double support), and a ZMP reference that is linear in time inside the phase: the stance sole's
-centre in single support, a ramp from one stance sole's centre to the next in double support, the
-middle of the feet when standing. The pattern generator keeps the ZMP inside the phase's support
+centre in single support (moved ``zmp_inward_offset`` towards the swing foot's side:
+:func:`stance_zmp`), a ramp from one such point to the next in double support, the middle of the
+feet when standing. The pattern generator keeps the ZMP inside the phase's support
 polygon and pulls it towards that reference.
 
 :func:`build_schedule` lays the phases out from the current phase and the footsteps still to be
@@ -21,7 +22,7 @@ from typing import Literal
 import numpy as np
 
 from wbm_control.walking.feet import Feet
-from wbm_control.walking.footsteps import Footstep, Side, other_side
+from wbm_control.walking.footsteps import Footstep, Side, other_side, side_sign
 from wbm_control.walking.settings import WalkingSettings
 from wbm_description.exceptions import InputError
 
@@ -89,6 +90,16 @@ class ContactSchedule:
         return [phase.swing for phase in self.phases if phase.swing is not None]
 
 
+def stance_zmp(settings: WalkingSettings, feet: Feet, stance: Footstep) -> np.ndarray:
+    """The single-support ZMP reference (x, y) on a stance sole, world frame [m].
+
+    The sole rectangle's centre moved ``settings.zmp_inward_offset`` along the sole's y axis
+    towards the other foot's side (-y for a left stance sole, +y for a right one).
+    """
+    offset = -side_sign(stance.side) * settings.zmp_inward_offset
+    return feet.center(stance) + offset * np.array([-math.sin(stance.yaw), math.cos(stance.yaw)])
+
+
 def build_schedule(
     settings: WalkingSettings,
     feet: Feet,
@@ -139,7 +150,7 @@ def build_schedule(
     if kind == "single_support":
         if stance is None or swing is None:
             raise InputError("stance, swing", "the stance and swing footsteps of a single support")
-        centre = feet.center(stance)
+        centre = stance_zmp(settings, feet, stance)
         phases.append(SupportPhase("single_support", start, end, (stance,), centre, centre, swing))
         where[swing.side] = swing
         last_stance: np.ndarray = centre
@@ -151,7 +162,7 @@ def build_schedule(
         double_duration = end - start
     for step in queue:
         stance_foot = where[other_side(step.side)]
-        centre = feet.center(stance_foot)
+        centre = stance_zmp(settings, feet, stance_foot)
         phases.append(
             SupportPhase(
                 "double_support", time, time + double_duration, both(), last_stance, centre

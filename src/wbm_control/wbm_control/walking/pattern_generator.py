@@ -18,9 +18,11 @@ The cost, per axis (x and y share the Hessian)::
 
     sum_k w_z (z_k - r_k)^2 + w_r (z_k - z_{k-1})^2 / tau_k + w_T (exp(-omega T) (xi_N - z_N))^2
 
-with r the schedule's ZMP reference (sole centres), tau_k the segment durations, T the horizon
-and xi_N = c_N + c'_N / omega the DCM at the end of the horizon: the last term asks the plan to
-end in a state from which the CoM can come to rest over the last ZMP (a viability condition).
+with r the schedule's ZMP reference (sole centres; in single support moved inwards by
+``zmp_inward_offset``, :func:`~wbm_control.walking.contact_schedule.stance_zmp`), tau_k the
+segment durations, T the horizon and xi_N = c_N + c'_N / omega the DCM at the end of the
+horizon: the last term asks the plan to end in a state from which the CoM can come to rest
+over the last ZMP (a viability condition).
 The DCM error grows as exp(omega t), so exp(-omega T) (xi_N - z_N) is that error brought back to
 the present: a ZMP-sized quantity, which keeps the QP well conditioned.
 
@@ -162,6 +164,14 @@ class LinearMpcPatternGenerator:
                 "settings.zmp_margin",
                 f"a margin < {feet.max_margin()} m (half a sole)",
                 settings.zmp_margin,
+            )
+        inner = min(feet.left.width, feet.right.width) / 2.0 - settings.zmp_margin
+        if settings.zmp_inward_offset > inner + 1e-12:
+            raise InputError(
+                "settings.zmp_inward_offset",
+                f"an offset <= {inner:.4g} m (half a sole's width - zmp_margin: the reference "
+                "inside the ZMP's area)",
+                settings.zmp_inward_offset,
             )
         self.settings = settings
         self.feet = feet

@@ -52,6 +52,10 @@ class WalkingSettings(Settings):
         com_height: CoM height above the ground for the linear inverted pendulum [m], or None to
             take it from the robot model.
         zmp_margin: The ZMP is kept this far inside the sole rectangles (each side shrunk) [m].
+        zmp_inward_offset: The single-support ZMP reference lies this far from the stance
+            sole's centre towards the swing foot's side (along the sole's y axis) [m]: the
+            nominal gait then keeps the DCM off the sole's outer edge, which a push towards
+            the stance foot needs (the swing foot cannot cross to catch it). 0: the centre.
         mpc_time_step: Largest duration of a segment of the pattern generator's piecewise-linear
             ZMP [s].
         mpc_horizon: Preview horizon of the pattern generator [s].
@@ -195,6 +199,15 @@ class WalkingSettings(Settings):
     zmp_margin: float = setting(
         0.01,
         doc="The ZMP is kept this far inside the sole rectangles (each side shrunk)",
+        unit="m",
+    )
+    zmp_inward_offset: float = setting(
+        0.0,
+        doc=(
+            "The single-support ZMP reference lies this far from the stance sole's centre "
+            "towards the swing foot's side (along the sole's y axis): room on the outer edge "
+            "for a push towards the stance foot; 0: the centre"
+        ),
         unit="m",
     )
     mpc_time_step: float = setting(
@@ -369,6 +382,7 @@ class WalkingSettings(Settings):
             "max_step_length_backward",
             "max_step_width",
             "zmp_margin",
+            "zmp_inward_offset",
             "max_backward_velocity",
             "max_lateral_velocity",
             "max_yaw_rate",

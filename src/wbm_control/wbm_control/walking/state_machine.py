@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from wbm_control.walking.contact_schedule import ContactSchedule, build_schedule
+from wbm_control.walking.contact_schedule import ContactSchedule, build_schedule, stance_zmp
 from wbm_control.walking.contact_state import ContactState
 from wbm_control.walking.exceptions import FootstepPlanRejected
 from wbm_control.walking.feet import Feet
@@ -398,7 +398,7 @@ class WalkingStateMachine:
         landed = Footstep.from_placement(side, placement)
         self._feet[side] = landed
         self.landed.append(landed)
-        self._zmp_from = self.feet.center(self._feet[self._stance])
+        self._zmp_from = stance_zmp(self.settings, self.feet, self._feet[self._stance])
         self._next_side = other_side(side)
         if self._queue:
             self._enter(WalkingState.DOUBLE_SUPPORT, time, s.double_support_duration)
