@@ -42,6 +42,7 @@ import pinocchio as pin
 from wbm_control.exceptions import InputError
 from wbm_control.small_linalg import rotation_from_quaternion_xyzw, solve_3x3
 from wbm_description.robot_io import RobotReadings
+from wbm_description.rotation_quaternion import quaternion_of_rotation
 from wbm_description.whole_body_model import WholeBodyModel
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
@@ -203,7 +204,7 @@ class BaseEstimator:
         """
         rotation_imu_in_base = self.data.oMf[self.imu_frame_id].rotation
         rotation_imu_in_world = rotation_from_quaternion_xyzw(readings.imu.orientation_xyzw)
-        quaternion = pin.Quaternion(rotation_imu_in_world @ rotation_imu_in_base.T)
+        quaternion = quaternion_of_rotation(rotation_imu_in_world @ rotation_imu_in_base.T)
         quaternion.normalize()
         return quaternion
 

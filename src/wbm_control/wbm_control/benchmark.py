@@ -44,6 +44,7 @@ from wbm_control.controller_settings import ControllerSettings
 from wbm_control.qp import DenseQPSolver
 from wbm_description.registry import load_robot
 from wbm_description.robot_io import ImuReading, RobotReadings
+from wbm_description.rotation_quaternion import quaternion_of_rotation
 from wbm_description.whole_body_model import WholeBodyModel
 
 
@@ -71,7 +72,9 @@ def standing_readings(model: WholeBodyModel) -> RobotReadings:
         joint_positions=q[7:].copy(),
         joint_velocities=np.zeros(model.ndof),
         joint_efforts=np.zeros(model.ndof),
-        imu=ImuReading(pin.Quaternion(imu.rotation).coeffs().copy(), np.zeros(3), np.zeros(3)),
+        imu=ImuReading(
+            quaternion_of_rotation(imu.rotation).coeffs().copy(), np.zeros(3), np.zeros(3)
+        ),
         wrenches=readings,
     )
 

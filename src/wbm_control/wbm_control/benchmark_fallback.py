@@ -31,6 +31,7 @@ from wbm_control.controller import WholeBodyController
 from wbm_control.controller_settings import ControllerSettings
 from wbm_description.registry import load_robot
 from wbm_description.robot_io import ImuReading, RobotReadings
+from wbm_description.rotation_quaternion import quaternion_of_rotation
 from wbm_description.whole_body_model import WholeBodyModel
 
 
@@ -61,7 +62,7 @@ def standing_readings(model: WholeBodyModel, t: float) -> RobotReadings:
         joint_velocities=np.zeros(model.ndof),
         joint_efforts=np.zeros(model.ndof),
         imu=ImuReading(
-            orientation_xyzw=pin.Quaternion(imu.rotation).coeffs().copy(),
+            orientation_xyzw=quaternion_of_rotation(imu.rotation).coeffs().copy(),
             angular_velocity=np.zeros(3),
             linear_acceleration=imu.rotation.T @ -np.asarray(model.config.gravity, dtype=float),
         ),

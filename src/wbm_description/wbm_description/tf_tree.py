@@ -18,6 +18,7 @@ import numpy as np
 import pinocchio as pin
 
 from wbm_description.exceptions import InputError
+from wbm_description.rotation_quaternion import quaternion_of_rotation
 from wbm_description.whole_body_model import WholeBodyModel
 
 _BODY = pin.FrameType.BODY
@@ -64,7 +65,7 @@ class TfEdge:
 
 def _quaternion_xyzw(rotation: np.ndarray) -> np.ndarray:
     """Unit quaternion (x, y, z, w) with w >= 0 of a rotation matrix."""
-    coeffs = pin.Quaternion(rotation).normalized().coeffs()
+    coeffs = quaternion_of_rotation(rotation).normalized().coeffs()
     return -coeffs if coeffs[3] < 0.0 else coeffs.copy()
 
 

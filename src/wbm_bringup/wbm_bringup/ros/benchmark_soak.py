@@ -58,6 +58,7 @@ from wbm_bringup.share import config_directory, launch_file
 from wbm_control.controller_settings import ControllerSettings
 from wbm_description.registry import load_robot
 from wbm_description.ros.messages import time_from_seconds
+from wbm_description.rotation_quaternion import quaternion_of_rotation
 from wbm_description.whole_body_model import WholeBodyModel
 
 HAND_TASK = "left_hand"
@@ -224,7 +225,7 @@ class SoakProbe:
             message.header.stamp = time_from_seconds(t)
             p = message.pose.position
             p.x, p.y, p.z = (float(x) for x in target)
-            x, y, z, w = pin.Quaternion(self.orientation).coeffs()
+            x, y, z, w = quaternion_of_rotation(self.orientation).coeffs()
             o = message.pose.orientation
             o.x, o.y, o.z, o.w = float(x), float(y), float(z), float(w)
             self.target_publisher.publish(message)

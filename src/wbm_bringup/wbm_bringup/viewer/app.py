@@ -26,7 +26,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import pinocchio as pin
 import viser
 import viser.uplot
 
@@ -39,6 +38,7 @@ from wbm_bringup.viewer.settings import ViewerSettings
 from wbm_bringup.viewer.status import ControllerStatusView, status_text
 from wbm_bringup.viewer.urdf_visuals import VisualSet
 from wbm_description.exceptions import InputError
+from wbm_description.rotation_quaternion import quaternion_of_rotation
 from wbm_description.whole_body_model import WholeBodyModel
 
 #: Width / height of the page the default camera is framed for (a laptop browser window).
@@ -72,7 +72,7 @@ class ViewerCallbacks:
 
 
 def _wxyz(rotation: np.ndarray) -> np.ndarray:
-    x, y, z, w = pin.Quaternion(rotation).coeffs()
+    x, y, z, w = quaternion_of_rotation(rotation).coeffs()
     return np.array([w, x, y, z])
 
 

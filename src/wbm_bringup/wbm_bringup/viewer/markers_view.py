@@ -21,6 +21,7 @@ import pinocchio as pin
 import viser
 
 from wbm_description.exceptions import InputError
+from wbm_description.rotation_quaternion import quaternion_of_rotation
 
 
 class MarkerType(enum.IntEnum):
@@ -111,7 +112,7 @@ def in_world(item: MarkerItem, frame: pin.SE3 | None) -> MarkerItem:
         w, x, y, z = wxyz
         rotation = frame.rotation @ pin.Quaternion(w, x, y, z).toRotationMatrix()
         position = frame.rotation @ position + frame.translation
-        x, y, z, w = pin.Quaternion(rotation).coeffs()
+        x, y, z, w = quaternion_of_rotation(rotation).coeffs()
         wxyz = np.array([w, x, y, z])
     return dataclasses.replace(item, position=position, wxyz=wxyz)
 

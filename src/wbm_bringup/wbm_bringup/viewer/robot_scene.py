@@ -13,6 +13,7 @@ import pinocchio as pin
 import viser
 
 from wbm_bringup.viewer.urdf_visuals import VisualSet
+from wbm_description.rotation_quaternion import quaternion_of_rotation
 from wbm_description.whole_body_model import WholeBodyModel
 
 #: Colour of visuals without a URDF material (RGB 0-255): a mid blue, far from the white page.
@@ -20,7 +21,7 @@ DEFAULT_COLOR = (70, 110, 200)
 
 
 def _wxyz(rotation: np.ndarray) -> np.ndarray:
-    x, y, z, w = pin.Quaternion(rotation).coeffs()
+    x, y, z, w = quaternion_of_rotation(rotation).coeffs()
     return np.array([w, x, y, z])
 
 

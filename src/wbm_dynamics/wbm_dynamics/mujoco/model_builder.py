@@ -40,6 +40,7 @@ import pinocchio as pin
 
 from wbm_description.exceptions import ConfigError, NameNotFound, UrdfError
 from wbm_description.robot_config import RobotConfig
+from wbm_description.rotation_quaternion import quaternion_of_rotation
 from wbm_description.urdf_root import remove_floating_root
 from wbm_description.whole_body_model import WholeBodyModel
 from wbm_dynamics.mujoco.conversions import StateMap
@@ -209,7 +210,7 @@ def _anchor(
 
 
 def _quaternion_wxyz(rotation: np.ndarray) -> np.ndarray:
-    quaternion = pin.Quaternion(rotation)
+    quaternion = quaternion_of_rotation(rotation)
     return np.array([quaternion.w, quaternion.x, quaternion.y, quaternion.z])
 
 
