@@ -245,3 +245,15 @@ def test_a_node_without_hook_gets_the_ros_checks_only(tmp_path):
     assert check.checked_by is None
     with pytest.raises(LaunchArgumentError, match="use_sim_time"):
         check_plan(plan_launch(path, {"sim": "2"}), find_module=lambda package, executable: None)
+
+
+def test_the_kind_of_an_expected_value_takes_its_article():
+    # "expected an integer value", not "a integer" (the parameter kinds rcl reads)
+    from wbm_bringup.launching.preflight import _article
+
+    assert [f"{_article(kind)} {kind}" for kind in ("integer", "double", "string", "bool")] == [
+        "an integer",
+        "a double",
+        "a string",
+        "a bool",
+    ]

@@ -150,13 +150,18 @@ def node_parameters(node: NodeSpec, plan: LaunchPlan) -> dict[str, GivenParamete
         if received is not last:
             kind, ignored = parameter_kind(received.value), parameter_kind(last.value)
             problem = (
-                f"expected a {kind} value: {_origin(received.source)} gives the {kind} "
-                f"{received.value!r}, and rcl gives the node that one, ignoring the later "
-                f"{ignored} {last.value!r}"
+                f"expected {_article(kind)} {kind} value: {_origin(received.source)} gives "
+                f"the {kind} {received.value!r}, and rcl gives the node that one, ignoring the "
+                f"later {ignored} {last.value!r}"
             )
             raise _error(plan, last.source, f"node {_label(node)} parameter '{name}'", problem)
         parameters[name] = received
     return parameters
+
+
+def _article(word: str) -> str:
+    """'an' before a vowel ("an integer"), else 'a'."""
+    return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 def _origin(source: ParameterFile | InlineParameter) -> str:
