@@ -13,6 +13,7 @@ below ``--recovered`` for the rest of the run.
 
 usage: python tools/walk_push_sweep.py [--robot icub|g1] [--engine compliant] [--impulse 4]
        [--jobs 2] [--velocity-cutoff HZ] (the estimator's, instead of the config's)
+       [--no-accelerometer] (the estimator's low-pass alone: the code before the fusion)
        [--flat-ground] (the swing reference on the planned ground z = 0: main's behaviour
        before the ground-following swing)
 """
@@ -30,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from wbm_bringup.closed_loop import run_closed_loop
 from wbm_bringup.share import config_directory
 from wbm_bringup.walking_rig import controller_settings, make_walking_rig
 from wbm_control.walking import ActivateContact
@@ -64,6 +66,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--jobs", type=int, default=2, help="children at a time")
     parser.add_argument("--controller", type=Path, default=None, help="controller.yaml")
     parser.add_argument("--velocity-cutoff", type=float, default=None, help="[Hz], 0: off")
+    parser.add_argument(
+        "--no-accelerometer",
+        action="store_true",
+        help="the estimator's first-order low-pass instead of the accelerometer fusion",
+    )
     parser.add_argument("--flat-ground", action="store_true")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
     return parser.parse_args(argv)
@@ -135,7 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.velocity_cutoff is not None:
         estimator = replace(settings.estimator, velocity_cutoff=args.velocity_cutoff)
         settings = replace(settings, estimator=estimator)
-    rig = make_walking_rig(model, settings, args.engine, dt=dt)
+    rig = make_walking_rig(model, settings, args.engine, dt=dt, stand=0.0)
+    rig.controller.estimator.accelerometer = not args.no_accelerometer
+    run_closed_loop(rig.controller, rig.engine, 1.0, robot_steps_per_control=rig.steps_per_control)
     rig.controller_time = lambda: rig.behaviour.references.time
     rig.command("set_velocity_command", args.speed, 0.0, 0.0)
     s = rig.behaviour.walking.settings
@@ -144,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         f"# push sweep: {args.robot} {args.engine}, torque, {args.speed} m/s, {args.impulse} N s "
         f"on the torso over {PUSH_DURATION} s, {args.phases} phases over a {stride:.2f} s stride "
         f"from {args.start} s, {args.after} s after each push; flat ground: {args.flat_ground}; "
-        f"velocity cutoff {settings.estimator.velocity_cutoff} Hz; "
+        f"velocity cutoff {settings.estimator.velocity_cutoff} Hz, accelerometer "
+        f"{rig.controller.estimator.accelerometer}; "
         f"config {config}",
         flush=True,
     )
