@@ -95,7 +95,7 @@ class BaseEstimator:
             accelerometer's high ones without the first-order filter's lag (1 / (2 pi f_c):
             16 ms at 10 Hz; the G1's CoM velocity lagged the truth by ~22 ms, which kept its
             lateral sway shifted to the side of its first step). The base velocity then follows
-            from the IMU's (rigid body, the gyro's angular velocity). A reading without an
+            from the IMU's (the gyro's angular velocity and the joints'). A reading without an
             accelerometer (not finite, or exactly zero: what an IMU message without one is
             converted to) and the first sample take the first-order filter.
         flat_ground: Whether the ground is known flat and level at the height of
@@ -360,8 +360,7 @@ class BaseEstimator:
             filtered_world = previous_world + alpha * (rotation @ v[0:3] - previous_world)
             v[0:3] = rotation.T @ filtered_world
         if self.accelerometer and not fused:  # where the next fused sample starts from
-            imu = self.data.oMf[self.imu_frame_id]
-            self._imu_velocity = rotation @ (v[0:3] + np.cross(v[3:6], imu.translation))
+            self._imu_velocity = rotation @ (v[0:3] + self._imu_relative_velocity(v))
 
         foot_wrenches = {
             name: _shift_to_world_origin(w, q[:3]) for name, w in wrenches_at_origin_base.items()
@@ -373,26 +372,36 @@ class BaseEstimator:
         self._last_rotation = rotation
         return estimate
 
+    def _imu_relative_velocity(self, v: np.ndarray) -> np.ndarray:
+        """The IMU origin's velocity minus the base origin's, base axes [m/s].
+
+        w_b x r plus the joints' part (an IMU on a link beyond joints: iCub's), from the IMU's
+        Jacobian at the base placed at the origin (:meth:`_kinematics_in_base`).
+        """
+        rows = pin.getFrameJacobian(self.pin_model, self.data, self.imu_frame_id, _LWA)[:3]
+        return rows[:, 3:] @ v[3:]
+
     def _fuse_accelerometer(
         self, time: float, proper: np.ndarray, rotation: np.ndarray, v: np.ndarray
     ) -> None:
         """One step of the complementary filter of ``accelerometer`` (class docstring), in place.
 
-        u: the IMU origin's world velocity [m/s]. Odometry: u_o = R (v_b + w_b x r), r the IMU
-        origin in base axes, w_b the base angular velocity (base axes). Prediction from the last
-        filtered u: u_p = u + dt (R R_bi f + g), f the accelerometer's proper acceleration
-        ``proper`` (IMU axes) [m/s^2], g gravity; then u = u_p + alpha (u_o - u_p), alpha the
-        first-order filter's, and v_b = R^T u - w_b x r.
+        u: the IMU origin's world velocity [m/s]. Odometry: u_o = R (v_b + c), c the IMU
+        origin's velocity relative to the base origin (base axes: the base angular velocity and
+        the joints', :meth:`_imu_relative_velocity`). Prediction from the last filtered u:
+        u_p = u + dt (R R_bi f + g), f the accelerometer's proper acceleration ``proper`` (IMU
+        axes) [m/s^2], R_bi the IMU's rotation in the base, g gravity; then
+        u = u_p + alpha (u_o - u_p), alpha the first-order filter's, and v_b = R^T u - c.
         """
         imu = self.data.oMf[self.imu_frame_id]  # in the base frame (_kinematics_in_base)
-        spin = np.cross(v[3:6], imu.translation)
-        odometry = rotation @ (v[0:3] + spin)
+        relative = self._imu_relative_velocity(v)
+        odometry = rotation @ (v[0:3] + relative)
         dt = max(time - (self._last_time if self._last_time is not None else time), 0.0)
         alpha = dt / (dt + 1.0 / (2.0 * np.pi * self.velocity_cutoff))
         acceleration = rotation @ (imu.rotation @ proper) + self._gravity
         predicted = self._imu_velocity + dt * acceleration
         self._imu_velocity = predicted + alpha * (odometry - predicted)
-        v[0:3] = rotation.T @ self._imu_velocity - spin
+        v[0:3] = rotation.T @ self._imu_velocity - relative
 
     def _height_above_ground(self, sole: str, height: float, base_rotation: np.ndarray) -> float:
         """How far to lower a sole anchored at ``height`` [m] to put it on the flat ground [m].
