@@ -15,11 +15,12 @@ push can be caught only a step later). The hardest phase of each direction in th
 direction; the largest DCM errors, 46.7 mm leftward at 6.2 s and 43.7 mm rightward at 7.0 s).
 Before the estimator's accelerometer fusion the G1's sway stayed ~15 mm to the left (the side of
 its first step) and 3 s into the walk it took 1 of 8 leftward pushes, 8 of 8 rightward (README,
-"G1: lateral pushes while walking"); this test was not run on the code before.
+"G1: lateral pushes while walking"). On that code (the estimator's low-pass alone, one run
+each, outside the suite) this test's leftward push FELL, the rightward one walked on (0.384 m).
 
-Measured (compliant, one run each, 633 s wall for both on a machine loaded 8-11 on 2 cores):
-leftward / rightward advanced 0.381 / 0.383 m in the 3 s, slide 1.69 / 1.11 mm, estimate error
-2.7 / 2.9 mm, 11 / 11 touch-downs all measured.
+Measured (compliant, one run each, 40 s wall for both on a quiet machine): leftward / rightward
+advanced 0.381 / 0.383 m in the 3 s, slide 1.69 / 1.11 mm, estimate error 2.7 / 2.9 mm, 11 / 11
+touch-downs, all measured.
 
 Why 6 s and not 3: the walk's start leaves the sway to the side of the first step (in the
 pattern generator alone too: on an ideal LIP the first single support's ZMP is at its inner
