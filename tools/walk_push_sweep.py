@@ -1,7 +1,8 @@
 """Push sweep of walking: one push at each of several phases of a stride, per direction.
 
 iCub walks at 0.2 m/s (torque mode, in-process rig of :mod:`wbm_bringup.walking_rig`: its
-estimator and ankle F/T), then takes ONE push on the torso (``--impulse`` N s over 0.1 s) at
+estimator and ankle F/T; ``--robot g1``: the Unitree G1 at 0.12 m/s, config/g1, 0.5 ms engine
+step, pushed on ``torso_link``), then takes ONE push on the torso (``--impulse`` N s over 0.1 s) at
 ``--phases`` times spread over one stride (two steps), in each ``--directions``, and walks on
 for ``--after`` s. The walk before each push is shared: the rig walks once and forks a child
 process at each push time (the rig is deterministic, so the child is the run that would have
@@ -10,7 +11,9 @@ the first push time and the walking phase then), fell or not (and when), and the
 recover: the touch-downs after the push until the DCM error (estimated minus planned) stays
 below ``--recovered`` for the rest of the run.
 
-usage: python tools/walk_push_sweep.py [--engine compliant] [--impulse 4] [--jobs 2]
+usage: python tools/walk_push_sweep.py [--robot icub|g1] [--engine compliant] [--impulse 4]
+       [--jobs 2] [--velocity-cutoff HZ] (the estimator's, instead of the config's)
+       [--no-accelerometer] (the estimator's low-pass alone: the code before the fusion)
        [--flat-ground] (the swing reference on the planned ground z = 0: main's behaviour
        before the ground-following swing)
 """
@@ -23,10 +26,12 @@ import math
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
+from wbm_bringup.closed_loop import run_closed_loop
 from wbm_bringup.share import config_directory
 from wbm_bringup.walking_rig import controller_settings, make_walking_rig
 from wbm_control.walking import ActivateContact
@@ -40,21 +45,32 @@ DIRECTIONS = {
     "right": np.array([0.0, -1.0]),
 }
 PUSH_DURATION = 0.1  # [s]
+ROBOTS = {  # robot: (pushed link, engine step [s], walking speed [m/s], first push time [s])
+    "icub": ("torso", 1e-3, 0.2, 1.5),
+    "g1": ("torso_link", 5e-4, 0.12, 3.0),
+}
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
     """The command line (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--robot", default="icub", choices=sorted(ROBOTS))
     parser.add_argument("--engine", default="compliant", choices=("compliant", "rigid", "mujoco"))
     parser.add_argument("--impulse", type=float, default=4.0, help="push impulse [N s]")
-    parser.add_argument("--speed", type=float, default=0.2, help="walking speed [m/s]")
-    parser.add_argument("--start", type=float, default=1.5, help="first push time [s]")
+    parser.add_argument("--speed", type=float, default=None, help="walking speed [m/s]")
+    parser.add_argument("--start", type=float, default=None, help="first push time [s]")
     parser.add_argument("--phases", type=int, default=8, help="push times over one stride")
     parser.add_argument("--after", type=float, default=3.0, help="walk after the push [s]")
     parser.add_argument("--directions", default="left,right,forward")
     parser.add_argument("--recovered", type=float, default=0.02, help="DCM error bound [m]")
     parser.add_argument("--jobs", type=int, default=2, help="children at a time")
     parser.add_argument("--controller", type=Path, default=None, help="controller.yaml")
+    parser.add_argument("--velocity-cutoff", type=float, default=None, help="[Hz], 0: off")
+    parser.add_argument(
+        "--no-accelerometer",
+        action="store_true",
+        help="the estimator's first-order low-pass instead of the accelerometer fusion",
+    )
     parser.add_argument("--flat-ground", action="store_true")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
     return parser.parse_args(argv)
@@ -90,7 +106,7 @@ def push_run(rig, direction: np.ndarray, args: argparse.Namespace) -> dict:
             touchdowns.append((t, error))
 
     rig._record = record  # noqa: SLF001
-    rig.engine.apply_wrench("torso", wrench, PUSH_DURATION)
+    rig.engine.apply_wrench(ROBOTS[args.robot][0], wrench, PUSH_DURATION)
     rig.run(args.after)
     fallen = rig.metrics.fallen
     last_bad = max((t for t, e in errors if e >= args.recovered), default=-math.inf)
@@ -117,17 +133,28 @@ def main(argv: list[str] | None = None) -> int:
     for name in directions:
         if name not in DIRECTIONS:
             raise SystemExit(f"--directions: {name!r} is not one of {sorted(DIRECTIONS)}")
-    config = args.controller or config_directory("icub") / "controller.yaml"
-    icub = WholeBodyModel.from_config(load_robot("icub"))
-    rig = make_walking_rig(icub, controller_settings(config, "torque"), args.engine)
+    _, dt, speed, start = ROBOTS[args.robot]
+    args.speed = speed if args.speed is None else args.speed
+    args.start = start if args.start is None else args.start
+    config = args.controller or config_directory(args.robot) / "controller.yaml"
+    model = WholeBodyModel.from_config(load_robot(args.robot))
+    settings = controller_settings(config, "torque")
+    if args.velocity_cutoff is not None:
+        estimator = replace(settings.estimator, velocity_cutoff=args.velocity_cutoff)
+        settings = replace(settings, estimator=estimator)
+    rig = make_walking_rig(model, settings, args.engine, dt=dt, stand=0.0)
+    rig.controller.estimator.accelerometer = not args.no_accelerometer
+    run_closed_loop(rig.controller, rig.engine, 1.0, robot_steps_per_control=rig.steps_per_control)
     rig.controller_time = lambda: rig.behaviour.references.time
     rig.command("set_velocity_command", args.speed, 0.0, 0.0)
     s = rig.behaviour.walking.settings
     stride = 2.0 * (s.single_support_duration + s.double_support_duration)
     print(
-        f"# push sweep: iCub {args.engine}, torque, {args.speed} m/s, {args.impulse} N s on the "
-        f"torso over {PUSH_DURATION} s, {args.phases} phases over a {stride:.2f} s stride from "
-        f"{args.start} s, {args.after} s after each push; flat ground: {args.flat_ground}; "
+        f"# push sweep: {args.robot} {args.engine}, torque, {args.speed} m/s, {args.impulse} N s "
+        f"on the torso over {PUSH_DURATION} s, {args.phases} phases over a {stride:.2f} s stride "
+        f"from {args.start} s, {args.after} s after each push; flat ground: {args.flat_ground}; "
+        f"velocity cutoff {settings.estimator.velocity_cutoff} Hz, accelerometer "
+        f"{rig.controller.estimator.accelerometer}; "
         f"config {config}",
         flush=True,
     )

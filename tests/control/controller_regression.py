@@ -65,6 +65,10 @@ def make_controller(model: WholeBodyModel, variant: str) -> WholeBodyController:
         # compared with the solver and tolerance it was recorded with.
         controller.mode.ik.solver = "proxqp"
         controller.mode.ik.solver_options = {}
+    # The record was written with the base velocity's first-order low-pass; mode "torque" now
+    # fuses the accelerometer (wbm_control.base_estimator, tested in test_base_estimator.py),
+    # and readings_from_state's accelerometer reads gravity only, not the sequence's motion.
+    controller.estimator.accelerometer = False
     return controller
 
 

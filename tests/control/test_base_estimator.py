@@ -1,6 +1,7 @@
 """The base estimator (IMU + leg kinematics) against ground truth built independently."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pinocchio as pin
@@ -224,3 +225,69 @@ def test_flat_ground_puts_the_lowest_corner_on_the_plane_and_leaves_a_step(icub,
     else:
         expected = placement.translation + [0.0, 0.0, 0.003]
     np.testing.assert_allclose(anchor, expected, rtol=0, atol=1e-9)
+
+
+def swaying_state(model, joint_direction, t, *, amplitude=0.05, frequency=0.625):
+    """q(t): joints q0 + amplitude sin(2 pi f t) * direction, the left sole fixed at the origin."""
+    joints = model.initial_posture + amplitude * math.sin(2 * math.pi * frequency * t) * (
+        joint_direction
+    )
+    return model.configuration(model.base_placement_for_reference_frame(joints, "l_sole"), joints)
+
+
+def test_the_accelerometer_removes_the_velocity_filter_lag(icub):
+    """Single support on a fixed sole, the body swaying at the G1's walking sway frequency.
+
+    The truth is built by finite differences of the configurations (central, h = 0.1 ms): the
+    velocity, and the IMU origin's acceleration for its accelerometer (proper acceleration in
+    IMU axes), independent of the estimator's Jacobians and filter. A first-order 10 Hz low-pass
+    lags by 1 / (2 pi 10 Hz) = 16 ms: at 0.625 Hz its error is about 2 pi 0.625 * 0.016 = 6 % of
+    the velocity's amplitude. The complementary filter, the odometry exact here, follows the
+    truth but for its one-step integration of the acceleration (its error ~ dt * a, a few
+    0.1 mm/s): bounded at 1 % of the amplitude, and at most a fifth of the low-pass's error.
+    Measured: amplitude 48.1 mm/s, low-pass error 3.00 mm/s (6.2 %), fused 0.021 mm/s (with
+    the IMU taken as moving with the base only: 1.12 mm/s, this test failed).
+    """
+    rng = np.random.default_rng(7)
+    direction = np.zeros(icub.ndof)
+    # Legs, torso and neck: iCub's IMU is beyond joints from the base (the fused filter takes
+    # their velocity into the IMU's; the base alone was not enough: iCub's walk then fell).
+    moving = [
+        i
+        for i, name in enumerate(icub.joint_names)
+        if any(part in name for part in ("hip", "ankle", "torso", "neck"))
+    ]
+    direction[moving] = rng.normal(0.0, 1.0, len(moving))
+    direction /= np.linalg.norm(direction)
+    imu_frame = icub.config.imu_frame
+    gravity = np.array([0.0, 0.0, -9.81])
+    h, dt = 1e-4, 2e-3
+    estimators = {
+        fused: BaseEstimator(icub, velocity_cutoff=10.0, accelerometer=fused)
+        for fused in (False, True)
+    }
+    errors = {False: [], True: []}
+    amplitude = 0.0
+    for k in range(int(2.0 / dt)):
+        t = k * dt
+        before, now, after = (swaying_state(icub, direction, t + d) for d in (-h, 0.0, h))
+        v = pin.difference(icub.model, before, after) / (2 * h)
+        positions = [icub.frame_placement(q, imu_frame).translation for q in (before, now, after)]
+        acceleration = (positions[0] - 2 * positions[1] + positions[2]) / h**2
+        rotation = icub.frame_placement(now, imu_frame).rotation
+        readings = readings_from_state(icub, now, v, {"left_foot": STANCE_FORCE * 2}, time=t)
+        imu = replace(readings.imu, linear_acceleration=rotation.T @ (acceleration - gravity))
+        readings = replace(readings, imu=imu)
+        base_rotation = pin.Quaternion(now[3:7]).toRotationMatrix()
+        truth = base_rotation @ v[:3]  # world axes
+        for fused, estimator in estimators.items():
+            estimate = estimator.update(readings)
+            if t >= 1.0:  # past the filters' start
+                errors[fused].append(np.linalg.norm(base_rotation @ estimate.v[:3] - truth))
+        if t >= 1.0:
+            amplitude = max(amplitude, float(np.linalg.norm(truth)))
+    lagged, fused = max(errors[False]), max(errors[True])
+    print(f"\n{amplitude * 1e3:.1f} mm/s: low-pass {lagged * 1e3:.2f}, fused {fused * 1e3:.3f}")
+    assert 0.03 * amplitude <= lagged  # the low-pass's lag is there (6 % expected)
+    assert fused <= 0.01 * amplitude
+    assert fused <= 0.2 * lagged

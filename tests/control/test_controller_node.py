@@ -7,6 +7,7 @@ import sys
 import time
 
 import numpy as np
+import pinocchio as pin
 import pytest
 import rclpy
 from control_helpers import CONTROLLER_YAML, REPO, interrupt_node, readings_from_state, spin_until
@@ -102,7 +103,11 @@ class RobotSide(Node):
         imu = Imu()
         x, y, z, w = r.imu.orientation_xyzw
         imu.orientation.x, imu.orientation.y, imu.orientation.z, imu.orientation.w = x, y, z, w
-        imu.linear_acceleration.z = 9.81
+        # Standing still: the accelerometer reads the reaction to gravity, in the IMU's axes
+        # (mode "torque" fuses it into the base velocity, wbm_control.base_estimator).
+        rotation = pin.Quaternion(w, x, y, z).toRotationMatrix()
+        up = rotation.T @ np.array([0.0, 0.0, 9.81])
+        imu.linear_acceleration.x, imu.linear_acceleration.y, imu.linear_acceleration.z = up
         self.imu_pub.publish(imu)
         for name, publisher in self.ft_pubs.items():
             message = WrenchStamped()
