@@ -143,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         estimator = replace(settings.estimator, velocity_cutoff=args.velocity_cutoff)
         settings = replace(settings, estimator=estimator)
     rig = make_walking_rig(model, settings, args.engine, dt=dt, stand=0.0)
-    rig.controller.estimator.accelerometer = not args.no_accelerometer
+    if args.no_accelerometer:  # else the config's estimator.accelerometer
+        rig.controller.estimator.accelerometer = False
     run_closed_loop(rig.controller, rig.engine, 1.0, robot_steps_per_control=rig.steps_per_control)
     rig.controller_time = lambda: rig.behaviour.references.time
     rig.command("set_velocity_command", args.speed, 0.0, 0.0)

@@ -54,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     model = WholeBodyModel.from_config(load_robot(args.robot))
     settings = controller_settings(config_directory(args.robot) / "controller.yaml", "torque")
     rig = make_walking_rig(model, settings, "compliant", dt=dt, stand=0.0)
-    rig.controller.estimator.accelerometer = not args.no_accelerometer
+    if args.no_accelerometer:  # else the config's estimator.accelerometer
+        rig.controller.estimator.accelerometer = False
     run_closed_loop(rig.controller, rig.engine, 1.0, robot_steps_per_control=rig.steps_per_control)
     rig.command("set_velocity_command", speed, 0.0, 0.0)
     rows: list[dict] = []

@@ -9,8 +9,8 @@
   loaded soles at their anchors (averaged, weighted by normal force).
 - Linear velocity: the loaded soles' origins do not move, J_sole,lin v = 0, solved for the base
   linear velocity (least squares over the loaded soles). With ``velocity_cutoff`` it is filtered:
-  by default a complementary filter with the accelerometer (the odometry's low frequencies, the
-  accelerometer's high ones: no lag), else a first-order low-pass (``accelerometer=False``).
+  a first-order low-pass, or with ``accelerometer`` a complementary filter with the
+  accelerometer (the odometry's low frequencies, the accelerometer's high ones: no lag).
 
 No ground truth is used. Before any foot is loaded the reference sole (``initial_sole``) is
 anchored at ``initial_sole_position`` (default the world origin, where wbm puts the world frame).
@@ -89,7 +89,7 @@ class BaseEstimator:
         velocity_cutoff: Cut-off frequency [Hz] of a first-order low-pass filter on the base
             linear velocity (world axes); None: unfiltered. Soles on a compliant ground are not
             perfectly fixed: the filter keeps their vibration out of the estimate.
-        accelerometer: With ``velocity_cutoff``, make the filter complementary (default): the
+        accelerometer: With ``velocity_cutoff``, make the filter complementary: the
             IMU origin's velocity is predicted by integrating the accelerometer (its proper
             acceleration in world axes plus gravity) and pulled towards the leg odometry's at
             the cut-off, so the filter passes the odometry's low frequencies and the
@@ -120,7 +120,7 @@ class BaseEstimator:
         velocity_cutoff: float | None = None,
         flat_ground: bool = False,
         ground_tolerance: float = 0.01,
-        accelerometer: bool = True,
+        accelerometer: bool = False,
     ):
         config = model.config
         if not config.floating_base:

@@ -125,14 +125,9 @@ class WholeBodyController:
             velocity_cutoff=estimator.velocity_cutoff or None,
             flat_ground=estimator.flat_ground,
             ground_tolerance=estimator.flat_ground_tolerance,
-            # The accelerometer removes the velocity filter's lag (the G1's lateral sway was kept
-            # to one side by it, README "G1: lateral pushes while walking"). Only where it was
-            # validated: mode "torque" on a robot without foot F/T sensors (the G1). Mode "ik"
-            # keeps the low-pass (iCub's standing 4 N s front push, compliant, ended 5.4 mm off
-            # instead of 1.5: tests/control/test_closed_loop.py), and so does iCub (ankle F/T):
-            # with the fusion its compliant 3 m walk fell after 2 s and its push test slid
-            # 189 mm, while the estimate tracked the true velocity within ~5 mm/s (not diagnosed).
-            accelerometer=settings.mode == "torque" and not robot.ft_sensors,
+            # The accelerometer removes the velocity filter's lag where the config says so, in
+            # mode torque (estimator.accelerometer; README "G1: lateral pushes while walking").
+            accelerometer=estimator.accelerometer and settings.mode == "torque",
         )
         # Soles without an F/T sensor: contact state and load estimated (none on iCub).
         sensorless = [s.name for s in robot.soles if s.name not in self.estimator.sensor_of_sole]

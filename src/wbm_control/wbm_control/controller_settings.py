@@ -88,6 +88,14 @@ class EstimatorSettings(Settings):
         unit="m",
         ge=0.0,
     )
+    accelerometer: bool = setting(
+        False,
+        doc="mode torque, with velocity_cutoff: the base velocity's filter is complementary "
+        "with the IMU's accelerometer (no low-pass lag; wbm_control.base_estimator). Mode ik "
+        "keeps the low-pass (the G1's IK walk and iCub's standing push in ik were worse with "
+        "it). On for the G1 (its walking sway followed the 10 Hz filter's lag), off for iCub "
+        "(its walk fell with it, not diagnosed)",
+    )
 
     def check(self) -> None:
         """The release threshold is below the anchoring one."""
