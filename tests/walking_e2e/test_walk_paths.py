@@ -1,8 +1,8 @@
 """iCub walks a square footstep plan, turns 90 degrees in place and walks 1 m sideways.
 
 One robot (torque mode, in-process: estimator and ankle F/T) does the three in a row, each judged
-on its own part, with the same config and controller on our simulator's compliant contact and on
-MuJoCo (issue 12; rigid contact: below):
+on its own part, with the same config and controller on our simulator's compliant and rigid
+contact and on MuJoCo (issue 12):
 
 - a square of 0.2 m sides as an explicit footstep plan (forward, left, back, right, the trunk
   facing +x; 16 steps of 0.1 m, one of them in place to change the leading foot): back within
@@ -16,22 +16,24 @@ Throughout: no fall, the held soles slide at most 5 mm, the F/T ZMP inside the l
 polygon within the base estimate's error (50 ms after each switch excluded), every touch-down
 measured by the F/T, the estimate error reported.
 
-Measured on this code (2 runs, both passed, 108-119 s wall): square back within 14.7 mm; turn
-88.64 deg, the mid-feet point moved 3.2 mm; sideways 1.05 m in 22.1 s (closing steps placed
-beside the held feet, none for a miss within the side-by-side tolerance: the sideways stop took
-23.1 and 24.2 s before, and once was not standing 4 s after the zero command), the feet 0.5-1.0
-mm apart along the trunk; slide <= 1.21 mm; estimate error <= 24 mm. On rigid contact and
-MuJoCo (one run each, 96 and 119 s wall): square back within 7.2 / 14.4 mm; turn 89.98 / 90.03
-deg, the mid-feet point moved 0.3 / 8.2 mm; sideways 1.016 / 1.051 m, the feet 0.2 / 1.2 mm apart
-along the trunk; slide <= 0.18 / 2.19 mm; ZMP margin >= 2.1 / -0.6 mm (MuJoCo: within its 39 mm
-estimate error, sideways); estimate error <= 1.8 / 39.1 mm (MuJoCo's sideways walk, 29
-steps; its 3 m forward walk reports 13.8 mm: the drift on MuJoCo is not diagnosed).
+Measured on this code (config/icub's ``walking.zmp_inward_offset`` 0.025; ``python -m pytest -s
+tests/walking_e2e/test_walk_paths.py``, 3 passed; 252 s CPU, rigid alone ``-k rigid`` 54 s
+wall), compliant / rigid / MuJoCo: square back within 11.8 / 6.5 / 6.5 mm; turn 89.88 / 89.93
+/ 89.98 deg, the mid-feet point moved 1.6 / 0.9 / 5.1 mm; sideways 1.025 / 1.085 / 1.050 m in
+17.6 / 18.1 / 22.6 s, the feet 2.2 / 0.5 / 0.3 mm apart along the trunk; slide <= 0.86 / 0.05 /
+1.78 mm; ZMP margin >= 3.0 / 3.6 / 3.8 mm; estimate error <= 15.1 / 1.4 / 31.9 mm (MuJoCo's
+sideways walk, 29 steps: the drift on MuJoCo is not diagnosed). Before the offset (compliant /
+rigid / MuJoCo, one run each): square 14.7 / 7.2 / 14.4 mm, turn 88.64 / 89.98 / 90.03 deg,
+sideways 1.05 / 1.016 / 1.051 m.
 
-NOT on rigid contact: the rigid run above passed, then the goal planner's lead foot changed (a
-goal near the robot leads with the foot of the larger motion: the G1's turn) and the turn ended
-1 mm and 0.03 deg elsewhere (89.95 deg, moved 1.1 mm); from there the sideways walk fell after
-0.51 m (9 steps; without step timing after 0.38 m). A walk that a millimetre of start state
-topples is not a pass: the rigid sideways walk is fragile, issue 12 stays open on it.
+Rigid contact: before the offset the rigid sideways walk fell once after 0.51 m, from a turn that
+ended 1 mm and 0.03 deg elsewhere (a knife edge); with it, ``python tools/icub_paths_sweep.py``
+(the goal 5 mm left, right or ahead, the turn 0.1 s later, to 89.97 / 90.03 deg) and ``--variants
+0:0:0:90:0.1,0:0:0:90:0.25,0:0:0:90:0:0.8,0:0.02:0:90,0.02:0:0:90,0:0:0:88`` (the sideways command
+0.1 / 0.25 s later or at 0.8 of the speed, the goal 2 cm left or ahead, a turn to 88 deg): the
+test's run and all 12 variants pass (sideways 1.006-1.092 m, slide <= 0.05 mm, ZMP margin >= 3.5
+mm); the same with ``--zmp-inward-offset 0`` reproduces the fall (the turn 89.95 deg, moved 1.1 mm;
+fell after 9 steps, 0.46 m; to 89.97 deg: 0.53 m).
 """
 
 from __future__ import annotations
@@ -84,7 +86,7 @@ def check_walk(rig, name: str) -> None:
     assert m.zmp_margin >= -m.estimate_error, name
 
 
-@pytest.mark.parametrize("engine", ["compliant", "mujoco"])
+@pytest.mark.parametrize("engine", ["compliant", "rigid", "mujoco"])
 def test_square_turn_in_place_and_sideways(icub, controller_yaml, engine):
     rig = make_walking_rig(icub, controller_settings(controller_yaml, "torque"), engine)
     start = rig.mid_feet()
