@@ -90,6 +90,21 @@ class TruthProbe(Probe):
         stamps = sorted(set(self.joints) & set(self.poses))
         return [(t, np.concatenate([self.poses[t], self.joints[t]])) for t in stamps]
 
+    def latest_configuration(self, process: Process) -> np.ndarray:
+        """The newest true configuration, waiting for a first one if none has come.
+
+        On a loaded machine the probe's subscriptions can match after the first simulated
+        half second of a lockstep run (a suite run had none by then): its joints and pose come
+        from then on.
+        """
+        self.spin_until(
+            lambda: bool(set(self.joints) & set(self.poses)),
+            WALL_TIMEOUT,
+            "a first true configuration (joint_states and ground_truth/odom of one stamp)",
+            process,
+        )
+        return self.configurations()[-1][1]
+
     def soles(self, q: np.ndarray) -> dict[str, np.ndarray]:
         return {
             sole.name: self.model.frame_placement(q, sole.frame).translation.copy()

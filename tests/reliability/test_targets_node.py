@@ -69,7 +69,7 @@ def test_no_target_topples_the_robot(icub, tmp_path):
     wall_start = time.monotonic()
     try:
         probe.run_for(0.5, launch)  # standing at the initial posture
-        _, q0 = probe.configurations()[-1]
+        q0 = probe.latest_configuration(launch)
         z0, soles0 = q0[2], probe.soles(q0)
         com0 = icub.com_position(q0)
         hands0 = {
