@@ -108,21 +108,13 @@ def variant(
     lines = [f"  turn {math.degrees(turned):.2f} deg, moved {moved * 1e3:.1f} mm; {summary(rig)}"]
     if rig.metrics.fallen:
         return "\n".join(lines)
-    rig.metrics = type(rig.metrics)()
-    before, yaw = rig.mid_feet(), rig.mid_yaw()
-    axis = np.array([-math.sin(yaw), math.cos(yaw)])
     if later > 0.0:
         rig.run(later)
     speed *= rig.behaviour.walking.settings.max_lateral_velocity
     if trace:
-        diagnose(rig, axis)
-    rig.command("set_velocity_command", 0.0, speed, 0.0)
-    rig.run(1.0 / speed + 6.0, until=lambda: (rig.mid_feet() - before)[:2] @ axis >= 1.0)
-    rig.behaviour.stop()
-    rig.walk_until_standing(4.0)
-    sideways = float((rig.mid_feet() - before)[:2] @ axis)
-    left, right = rig.sole_position("left_foot"), rig.sole_position("right_foot")
-    along = abs(float((left - right)[:2] @ np.array([math.cos(yaw), math.sin(yaw)])))
+        yaw = rig.mid_yaw()
+        diagnose(rig, np.array([-math.sin(yaw), math.cos(yaw)]))  # the walk's left axis
+    sideways, along = rig.walk_sideways(1.0, speed)
     m = rig.metrics
     ok = (
         not m.fallen

@@ -104,17 +104,8 @@ def test_square_turn_in_place_and_sideways(icub, controller_yaml, engine):
     assert abs(turned - math.pi / 2) <= math.radians(5.0)
     assert moved <= RETURN
 
-    rig.metrics = type(rig.metrics)()
-    before, yaw = rig.mid_feet(), rig.mid_yaw()
-    axis = np.array([-math.sin(yaw), math.cos(yaw)])  # the robot's left
     speed = rig.behaviour.walking.settings.max_lateral_velocity
-    rig.command("set_velocity_command", 0.0, speed, 0.0)
-    rig.run(1.0 / speed + 6.0, until=lambda: (rig.mid_feet() - before)[:2] @ axis >= 1.0)
-    rig.behaviour.stop()
-    rig.walk_until_standing(4.0)
-    sideways = float((rig.mid_feet() - before)[:2] @ axis)
-    left, right = rig.sole_position("left_foot"), rig.sole_position("right_foot")
-    along = abs(float((left - right)[:2] @ np.array([math.cos(yaw), math.sin(yaw)])))
+    sideways, along = rig.walk_sideways(1.0, speed)
     print(
         f"\nsideways: {sideways:.3f} m in {rig.metrics.duration:.1f} s; feet "
         f"{along * 1e3:.1f} mm apart along the trunk"

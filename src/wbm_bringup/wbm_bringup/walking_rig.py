@@ -340,6 +340,32 @@ class WalkingRig:
         turned = math.remainder(self.mid_yaw() - yaw, 2 * math.pi)
         return turned, float(np.linalg.norm((self.mid_feet() - before)[:2]))
 
+    def walk_sideways(self, distance: float, speed: float) -> tuple[float, float]:
+        """Walk ``distance`` [m] to the robot's left at ``speed`` [m/s] on cmd_vel, then stop.
+
+        The metrics start afresh (they are the walk's); the walk runs until the mid-feet point
+        has gone ``distance`` along the robot's left at the start (at most ``distance / speed``
+        + 6 s), then the stop until standing (at most 4 s).
+
+        Returns:
+            How far the mid-feet point went along that axis [m], and how far apart the feet
+            are along the trunk after the stop [m].
+        """
+        self.metrics = WalkingMetrics()
+        before, yaw = self.mid_feet(), self.mid_yaw()
+        left_axis = np.array([-math.sin(yaw), math.cos(yaw)])
+        self.command("set_velocity_command", 0.0, speed, 0.0)
+        self.run(
+            distance / speed + 6.0,
+            until=lambda: (self.mid_feet() - before)[:2] @ left_axis >= distance,
+        )
+        self.behaviour.stop()
+        self.walk_until_standing(4.0)
+        sideways = float((self.mid_feet() - before)[:2] @ left_axis)
+        apart = self.sole_position("left_foot") - self.sole_position("right_foot")
+        along = abs(float(apart[:2] @ np.array([math.cos(yaw), math.sin(yaw)])))
+        return sideways, along
+
 
 def controller_settings(
     config: Path, mode: str, control_rate: float = 500.0
