@@ -37,7 +37,9 @@ def loop_of(model, **settings):
 
 
 def test_after_the_timeout_the_joints_hold_the_posture_and_late_commands_are_dropped(panda):
-    loop, backend, logs = loop_of(panda, command_timeout=0.05)
+    # The hold at once (command_timeout_return 0): the return to it from where the joints are,
+    # the default, is test_posture_return.py's.
+    loop, backend, logs = loop_of(panda, command_timeout=0.05, command_timeout_return=0.0)
     servos = backend.engine.servos
     posture = backend.hold_posture_command()
     every = np.arange(panda.ndof)

@@ -46,6 +46,11 @@ class RobotInterfaceSettings(Settings):
             the start, :meth:`~wbm_dynamics.backends.backend.RobotBackend.
             hold_posture_command`: the robot keeps standing) or ``damping`` (tau = -kd dq: the
             robot goes limp, damped).
+        command_timeout_return: With ``hold_posture``: the trip's position references go from
+            the joint positions at the trip to the posture hold's over this much robot time, on
+            a minimum-jerk profile (:class:`~wbm_dynamics.watchdog.PostureReturn`: the hold at
+            once slams a joint the controller held away from the initial posture) [s]; 0: at
+            once.
         push_duration: How long a wrench received on ``apply_wrench`` acts [s].
         realtime_priority: SCHED_FIFO priority (1-99) of the node's threads, where permitted
             (:mod:`wbm_description.realtime_priority`); 0: normal scheduling.
@@ -93,6 +98,13 @@ class RobotInterfaceSettings(Settings):
         choices=TIMEOUT_ACTIONS,
         doc="what the joints do when the watchdog trips: hold_posture (the posture hold of "
         "the start) or damping (tau = -kd dq)",
+    )
+    command_timeout_return: float = setting(
+        0.5,
+        ge=0.0,
+        unit="s",
+        doc="hold_posture: robot time over which the trip's references go from the joint "
+        "positions at the trip to the posture hold's (minimum jerk); 0: at once",
     )
     push_duration: float = setting(0.1, gt=0.0, unit="s", doc="duration of an apply_wrench push")
     realtime_priority: int = setting(

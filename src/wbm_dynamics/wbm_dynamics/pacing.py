@@ -18,8 +18,10 @@
 - the command watchdog (:class:`~wbm_dynamics.watchdog.CommandWatchdog`): when commands stop for
   ``command_timeout`` of robot time, the held command is cleared and the joints go to
   ``command_timeout_action``: the posture hold of the start (default: a held torque command,
-  kept on a moving robot, would topple it, and damping alone lets it fall) or the damping mode;
-  the next command resumes;
+  kept on a moving robot, would topple it, and damping alone lets it fall), reached from the
+  joints' positions at the trip over ``command_timeout_return``
+  (:class:`~wbm_dynamics.watchdog.PostureReturn`, its references rewritten every publication
+  period), or the damping mode; the next command resumes;
 - late commands: a command names the robot time of the sample it answers (its stamp). The
   watchdog counts from that stamp, not from the arrival, so a controller that answers ever older
   samples trips it; a command older than the one held (out of order) or already
@@ -54,7 +56,7 @@ from wbm_dynamics.backends.backend import BaseState, RobotBackend
 from wbm_dynamics.exceptions import BackendError, SimulationDiverged
 from wbm_dynamics.held_command import CommandUpdate, HeldCommand
 from wbm_dynamics.interface_settings import RobotInterfaceSettings
-from wbm_dynamics.watchdog import CommandWatchdog, damping_command
+from wbm_dynamics.watchdog import CommandWatchdog, PostureReturn, damping_command
 
 LATE = "late"
 """Why :meth:`PacingLoop.command` dropped a command: its sample is ``command_timeout`` old."""
@@ -191,6 +193,7 @@ class PacingLoop:
         self._lock = threading.Lock()
         self._held = HeldCommand(self._ndof)
         self._watchdog = CommandWatchdog(settings.command_timeout)
+        self._posture_return: PostureReturn | None = None  # built at the first trip
         self.paused = False
         self.diverged = False
         self.commands_received = 0
@@ -259,8 +262,10 @@ class PacingLoop:
         with self._lock:
             if self._watchdog.check(self.backend.time):
                 self._command_timed_out()
-            elif self._watchdog.tripped and not self._trip_logged:
-                self._log_trip()  # a trip whose log the throttle held back, still lasting
+            elif self._watchdog.tripped:
+                if not self._trip_logged:
+                    self._log_trip()  # a trip whose log the throttle held back, still lasting
+                self._return_towards_posture()
             started = time.monotonic()
             if not self._advance(self.publish_steps * self.period):
                 return
@@ -372,6 +377,8 @@ class PacingLoop:
             self._held_stamp = -math.inf
             self._trips = 0
             self._watchdog.reset()
+            if self._posture_return is not None:
+                self._posture_return.reset()
             self._initial_command()
             self.diverged = False
             self._resync = True
@@ -408,7 +415,12 @@ class PacingLoop:
     def _command_timed_out(self) -> None:
         self._held.clear()
         if self.settings.command_timeout_action == "hold_posture":
-            self.backend.write(self.backend.hold_posture_command())
+            if self._posture_return is None:
+                self._posture_return = PostureReturn(
+                    self.backend.hold_posture_command(), self.settings.command_timeout_return
+                )
+            positions = self.backend.read().joint_positions
+            self.backend.write(self._posture_return.trip(self.backend.time, positions))
             mode = "holding the initial posture"
         else:
             self.backend.write(damping_command(self._ndof))
@@ -417,6 +429,12 @@ class PacingLoop:
         self._trip_mode = mode
         self._trip_logged = False
         self._log_trip()
+
+    def _return_towards_posture(self) -> None:
+        """While tripped into the posture hold: its references at the current robot time."""
+        posture = self._posture_return
+        if posture is not None and posture.returning(self.backend.time):
+            self.backend.write(posture.command(self.backend.time))
 
     def _log_trip(self) -> None:
         """Log the watchdog's trip, at most every :data:`BEHIND_LOG_PERIOD` of wall time.
