@@ -1,11 +1,11 @@
-"""The watchdog's posture return: from the joints at a trip to the posture hold, smoothly.
+"""The watchdog's posture return: from the references a trip replaces to the posture hold.
 
 References: the minimum-jerk profile's closed form (s(1/2) = 1/2, s'(1/2) = 15/8, zero velocity
 at both ends), its derivative checked by central finite differences, and the continuity
-conditions the robot side needs (no step in the position reference at a trip, the hold exactly
-at the end). Then through the pacing loop (panda on the simulator backend, as
+conditions the robot side needs (no step in the position references at a trip, the hold
+exactly at the end). Then through the pacing loop (panda on the simulator backend, as
 ``test_pacing.py``): a trip with the arm held away from the initial posture starts the
-references where the arm is, and ends on the hold.
+references where the controller's were, and ends on the hold.
 """
 
 from __future__ import annotations
@@ -30,10 +30,11 @@ DURATION = 0.5  # [s]
 def test_the_return_starts_where_the_joints_are_and_ends_on_the_hold():
     posture = PostureReturn(HOLD, DURATION)
     first = posture.trip(10.0, START)
-    # No step at the trip: the references are the joints' positions, at rest.
+    # No step at the trip: the references are the joints' positions, at rest; no command
+    # replaced (none given): the hold's feed-forward.
     np.testing.assert_array_equal(first.position, START)
     np.testing.assert_array_equal(first.velocity, np.zeros(3))
-    np.testing.assert_array_equal(first.effort, HOLD.effort)  # the hold's feed-forward throughout
+    np.testing.assert_array_equal(first.effort, HOLD.effort)
     # Half way: the minimum-jerk profile's closed form, s(1/2) = 1/2, s'(1/2) = 15/8.
     half = posture.command(10.0 + DURATION / 2)
     np.testing.assert_allclose(half.position, START + 0.5 * (HOLD.position - START), atol=1e-15)
@@ -45,7 +46,24 @@ def test_the_return_starts_where_the_joints_are_and_ends_on_the_hold():
         end = posture.command(t)
         np.testing.assert_array_equal(end.position, HOLD.position)
         np.testing.assert_array_equal(end.velocity, np.zeros(3))
+        np.testing.assert_array_equal(end.effort, HOLD.effort)
     assert posture.returning(10.0 + DURATION - 1e-6) and not posture.returning(10.0 + DURATION)
+
+
+def test_the_return_starts_from_the_position_references_it_replaces():
+    """Torque control (effort only) and position control (references), joint by joint: the
+    position references start at the replaced command's (the measured positions where it gave
+    none); the feed-forward is the hold's from the trip on (module docstring of the watchdog:
+    the replaced effort as a start fell in a slow loop)."""
+    posture = PostureReturn(HOLD, DURATION)
+    last = JointCommand(
+        position=np.array([np.nan, 0.3, np.nan]), effort=np.array([-9.0, np.nan, 4.0])
+    )
+    first = posture.trip(0.0, START, last)
+    np.testing.assert_array_equal(first.position, [START[0], 0.3, START[2]])
+    np.testing.assert_array_equal(first.effort, HOLD.effort)
+    half = posture.command(DURATION / 2)
+    np.testing.assert_allclose(half.position[1], (0.3 + 1.0) / 2, atol=1e-15)
 
 
 def test_the_velocity_references_are_the_derivative_of_the_positions():
@@ -85,8 +103,8 @@ def test_zero_duration_is_the_hold_at_once_and_bad_durations_are_refused():
 
 def test_a_trip_of_the_pacing_loop_moves_the_arm_from_where_it_was_to_the_hold(panda):
     """Panda's first joint commanded 0.5 rad from its initial posture, then silence: the servos'
-    position reference starts at the joint (not at the hold, 0.5 rad away: the old law's
-    step, kp 0.5 rad at once) and reaches the hold after command_timeout_return."""
+    position references start at the last command's (not at the hold, 0.5 rad away: the old
+    law's step, kp 0.5 rad at once) and reach the hold after command_timeout_return."""
     timeout, duration = 0.01, 0.2
     backend = SimulatorBackend(panda, SimulatorSettings())
     loop = PacingLoop(
@@ -104,24 +122,25 @@ def test_a_trip_of_the_pacing_loop_moves_the_arm_from_where_it_was_to_the_hold(p
     loop.start(thread=False)
     target = hold.position.copy()
     target[0] += 0.5
-    loop.command(CommandUpdate(np.arange(panda.ndof), position=target, effort=hold.effort))
+    effort = hold.effort + 0.25  # a feed-forward of the controller's own
     for _ in range(250):  # 0.5 s: the arm settles at the target
         loop.command(
-            CommandUpdate(np.arange(panda.ndof), position=target, effort=hold.effort),
+            CommandUpdate(np.arange(panda.ndof), position=target, effort=effort),
             stamp=backend.time,
         )
         loop.run_once()
-    joints = backend.read().joint_positions.copy()
-    assert abs(joints[0] - target[0]) < 0.02  # settled near the target (servo compliance)
+    assert abs(backend.read().joint_positions[0] - target[0]) < 0.02  # settled near it
     servos = backend.engine.servos
     while loop.trips == 0:
-        tripped, before = backend.time, backend.read().joint_positions.copy()
+        tripped = backend.time
         loop.run_once()
-    # At the trip: the references are where the joints were (read as the loop tripped, before
-    # it advanced), not the hold 0.5 rad away.
-    np.testing.assert_allclose(servos.position, before, atol=1e-12)
+    # At the trip: the last command's references, not the hold 0.5 rad away; the hold's
+    # feed-forward.
+    np.testing.assert_array_equal(servos.position, target)
+    np.testing.assert_array_equal(servos.effort, hold.effort)
     assert abs(servos.position[0] - hold.position[0]) > 0.45
     while backend.time < tripped + duration + 0.01:
         loop.run_once()
         assert np.abs(backend.read().joint_velocities).max() < 5.0  # no slam
     np.testing.assert_allclose(servos.position, hold.position, atol=1e-6)
+    np.testing.assert_allclose(servos.effort, hold.effort, atol=1e-6)

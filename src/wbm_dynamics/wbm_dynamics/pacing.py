@@ -19,7 +19,7 @@
   ``command_timeout`` of robot time, the held command is cleared and the joints go to
   ``command_timeout_action``: the posture hold of the start (default: a held torque command,
   kept on a moving robot, would topple it, and damping alone lets it fall), reached from the
-  joints' positions at the trip over ``command_timeout_return``
+  command it replaces (and the joints' positions) over ``command_timeout_return``
   (:class:`~wbm_dynamics.watchdog.PostureReturn`, its references rewritten every publication
   period), or the damping mode; the next command resumes;
 - late commands: a command names the robot time of the sample it answers (its stamp). The
@@ -413,6 +413,7 @@ class PacingLoop:
             self.backend.write(self.backend.hold_posture_command())
 
     def _command_timed_out(self) -> None:
+        last = self._held.command()
         self._held.clear()
         if self.settings.command_timeout_action == "hold_posture":
             if self._posture_return is None:
@@ -420,7 +421,7 @@ class PacingLoop:
                     self.backend.hold_posture_command(), self.settings.command_timeout_return
                 )
             positions = self.backend.read().joint_positions
-            self.backend.write(self._posture_return.trip(self.backend.time, positions))
+            self.backend.write(self._posture_return.trip(self.backend.time, positions, last))
             mode = "holding the initial posture"
         else:
             self.backend.write(damping_command(self._ndof))

@@ -62,20 +62,25 @@ def _minimum_jerk(s: float) -> tuple[float, float]:
 
 
 class PostureReturn:
-    """The posture hold of a watchdog trip, reached smoothly from where the joints are.
+    """The posture hold of a watchdog trip, reached smoothly from the references it replaces.
 
     The posture hold of the start (``hold``: the initial posture's position references and
-    the static torques of standing as feed-forward) applied at once pulls every joint from
-    wherever the controller had it to the initial posture at full servo stiffness: an arm
-    the controller holds 0.4 rad from it (a hand target) is slammed at the torque limit (the
-    realtime soak measured iCub's shoulder yaw at 22 rad/s within 2 ms of a trip, the servo
-    saturated and so undamped, and the robot fell). Instead the position references start at
-    the joint positions of the trip and reach the hold's over ``duration`` of robot time on a
-    minimum-jerk profile (velocity references its derivative); the feed-forward is the hold's
-    throughout. A trip while an earlier return is still under way continues it (same start,
-    same start posture): trips in quick succession (a loop that misses most of its cycles)
-    converge to the initial posture instead of holding each one where the last one left it,
-    which let a sagging robot sink further at every trip (measured: a fall within 2 s).
+    the static torques of standing there as feed-forward) applied at once pulls every joint
+    from wherever the controller had it to the initial posture at full servo stiffness, with
+    the torques of another posture: an arm the controller holds 0.4 rad from it (a hand
+    target) is slammed at the torque limit (the realtime soak recorded iCub's shoulder yaw at
+    22 rad/s within 2 ms of a trip, the servo saturated and so undamped, and the robot fell).
+    Instead the position references start where the replaced command had them (the joints'
+    measured positions where it gave none: torque control) and reach the hold's over
+    ``duration`` of robot time on a minimum-jerk profile, the velocity references its
+    derivative; the feed-forward is the hold's from the trip on. (Starting the feed-forward at
+    the replaced command's effort instead, blended to the hold's, fell in the loop benchmark's
+    slow loop 18:15:1 ms within 5.5 s where this stood 20 s: the torques a late controller
+    computed for an old state are a worse start than the static ones.) A trip
+    while an earlier return is still under way continues it (same start): trips in quick
+    succession (a loop that misses most of its cycles) converge to the hold instead of
+    holding each one where the last one left it, which let a sagging robot sink further at
+    every trip (measured: a fall within 2 s).
 
     Args:
         hold: The posture hold (position references and feed-forward effort), (ndof,) each.
@@ -94,14 +99,29 @@ class PostureReturn:
         """Forget the return under way (a reset of the robot)."""
         self._start_time = None
 
-    def trip(self, time: float, positions: np.ndarray) -> JointCommand:
-        """A trip at robot time ``time`` [s] with the joints at ``positions`` [rad]: the command.
+    def trip(
+        self,
+        time: float,
+        positions: np.ndarray,
+        last: JointCommand | None = None,
+    ) -> JointCommand:
+        """A trip at robot time ``time`` [s]: the command to apply.
 
-        Starts a return from ``positions`` unless one is still under way (then continued).
+        Starts a return unless one is still under way (then continued).
+
+        Args:
+            time: Robot time [s].
+            positions: The joints' measured positions [rad], (ndof,).
+            last: The command the trip replaces (its position references, NaN or None where
+                not commanded), or None.
         """
         if self._start_time is None or time - self._start_time >= self.duration:
+            position = np.asarray(positions, dtype=float).copy()
+            if last is not None and last.position is not None:
+                commanded = ~np.isnan(last.position)
+                position[commanded] = last.position[commanded]
             self._start_time = float(time)
-            self._start_position = np.asarray(positions, dtype=float).copy()
+            self._start_position = position
         return self.command(time)
 
     def command(self, time: float) -> JointCommand:
