@@ -185,10 +185,10 @@ class IkMode:
 
         The shift of the motion's angular momentum rate (``ik.sagittal_momentum_compensation``):
         :func:`~wbm_control.motion_feedforward.angular_momentum_compensation` projected on the
-        base's horizontal forward axis (world axes; q the estimate's). The swing leg's pitch about the hip is the
-        term that put the G1's feed-forward ZMP on the stance toe. The lateral part is left out:
-        with it the G1's IK walk on the compliant ground fell at 0.24 m (issue 14, not
-        understood).
+        base's horizontal forward axis (world axes; q the estimate's). The swing leg's pitch about
+        the hip is the term that put the G1's feed-forward ZMP on the stance toe. The lateral part
+        is left out: with it the G1's IK walk on the compliant ground fell at 0.24 m (issue 14,
+        not understood).
         """
         d = angular_momentum_compensation(
             self.model.model, self.momentum_data, q, v, a, float(ground_height)
