@@ -14,7 +14,11 @@ import pytest
 from wbm_control.contact_feedforward import contact_consistent_torques
 from wbm_control.contacts import ContactSet
 from wbm_control.exceptions import InputError
-from wbm_control.motion_feedforward import motion_torques, net_contact_wrench
+from wbm_control.motion_feedforward import (
+    angular_momentum_compensation,
+    motion_torques,
+    net_contact_wrench,
+)
 from wbm_control.planned_acceleration import AccelerationTarget, planned_acceleration
 from wbm_control.wrench_distribution import static_net_wrench
 
@@ -197,3 +201,31 @@ def test_planned_acceleration_at_rest_with_held_feet_is_zero(icub):
         joint_cost=1e-3,
     )
     np.testing.assert_allclose(a, 0.0, atol=1e-12)
+
+
+def test_angular_momentum_compensation_at_rest_is_zero(icub):
+    """v = a = 0: no angular momentum rate, nothing to compensate (1e-9 m/s^2: rounding)."""
+    q = icub.initial_configuration()
+    zero = np.zeros(icub.nv)
+    d = angular_momentum_compensation(icub.model, icub.model.createData(), q, zero, zero, 0.0)
+    np.testing.assert_allclose(d, 0.0, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_angular_momentum_compensation_puts_the_zmp_where_the_point_mass_has_it(icub, seed):
+    """A moving state: with the net contact force changed by m d (the CoM acceleration changed
+    by the compensation d, the moment about the CoM unchanged), the ZMP of the net contact
+    wrench is the point mass's, c_xy - h F_xy / F_z with the original F: its horizontal
+    moment about that point is zero (F_z unchanged). 1e-9 N m on wrenches of ~300 N (rounding).
+    """
+    q, v, a = _moving_state(icub, seed)
+    ground = -0.02
+    d = angular_momentum_compensation(icub.model, icub.model.createData(), q, v, a, ground)
+    wrench, com = net_contact_wrench(icub.model, icub.model.createData(), q, v, a)
+    force = wrench[:3]
+    assert np.linalg.norm(wrench[3:5]) > 1.0  # the motion turns: a real compensation
+    height = com[2] - ground
+    point_mass_zmp = np.array([*(com[:2] - height * force[:2] / force[2]), ground])
+    compensated = force + icub.total_mass * np.array([d[0], d[1], 0.0])
+    moment = wrench[3:] + np.cross(com - point_mass_zmp, compensated)
+    np.testing.assert_allclose(moment[:2], 0.0, atol=1e-9)

@@ -259,6 +259,12 @@ class IkSettings(Settings):
         " and the tasks' planned accelerations) on the held soles instead of the quasi-static"
         " torques",
     )
+    sagittal_momentum_compensation: bool = setting(
+        False,
+        doc="with motion_feedforward: the feed-forward's CoM acceleration is corrected so that the"
+        " planned motion's angular momentum rate does not move its ZMP along the base's heading"
+        " (a swing leg accelerated forward moves it onto the stance toe; wbm_control.ik_mode)",
+    )
     walking: IkWalkingSettings = setting(default_factory=IkWalkingSettings)
 
 

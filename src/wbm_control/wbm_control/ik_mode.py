@@ -14,13 +14,12 @@ the tasks plan (:mod:`wbm_control.planned_acceleration`: the frame tasks' refere
 accelerations, zero for the held soles and the base orientation, the CoM reference's vertical
 acceleration and the DCM feedback's horizontal one; weighted by the IK's task costs), on the held
 soles: the servos then supply only the error, not the swing leg's and the body's inertial
-torques.
-
-While walking (the walking behaviour hands each step's :class:`WalkingReferences` to
-:attr:`IkMode.walking_references`), the horizontal CoM target is instead the command of the
-ZMP-CoM controller (:mod:`wbm_control.walking.position_stabilizer`: the walking stabilizer's ZMP,
-a DCM feedback at the measured CoM, realized through the CoM command against the F/T ZMP and the
-measured CoM; gains in ``ik.walking``).
+torques. With ``ik.sagittal_momentum_compensation`` the CoM acceleration of those planned
+accelerations is corrected once so that their angular momentum rate does not move the ZMP along
+the base's heading (:meth:`IkMode.sagittal_compensation`): the G1's swing leg accelerated forward
+at lift-off otherwise moved the feed-forward's ZMP ~35 mm forward, onto the stance sole's toe edge,
+where the heel unloaded and the swing's yaw reaction spun the sole about its toe (README, issue
+14).
 """
 
 from __future__ import annotations
@@ -37,7 +36,7 @@ from wbm_control.controller_settings import ControllerSettings
 from wbm_control.controller_status import ControllerStatus
 from wbm_control.differential_ik import DifferentialIK
 from wbm_control.exceptions import NoSolutionFound
-from wbm_control.motion_feedforward import motion_torques
+from wbm_control.motion_feedforward import angular_momentum_compensation, motion_torques
 from wbm_control.planned_acceleration import AccelerationTarget, planned_acceleration
 from wbm_control.qp import DenseQPSolver
 from wbm_control.qp_fallback import IK_CLIPPED, ik_fallback_step
@@ -90,6 +89,7 @@ class IkMode:
         self.model = model
         self.data = model.model.createData()
         self.motion_data = model.model.createData()  # the motion feed-forward's (its own passes)
+        self.momentum_data = model.model.createData()  # the momentum ZMP's (ik.momentum_zmp)
         self.mass = model.total_mass
         self.gravity = np.asarray(model.config.gravity, dtype=float)
         specs = [task.ik_spec() for task in tasks.frames.values()]
@@ -177,6 +177,29 @@ class IkMode:
             com_jacobian=None if kinematics is None else kinematics.com_jacobian,
         )
         return self.acceleration
+
+    def sagittal_compensation(
+        self, q: np.ndarray, v: np.ndarray, a: np.ndarray, ground_height: float
+    ) -> np.ndarray:
+        """The CoM acceleration (x, y) [m/s^2] against the ZMP shift along the heading.
+
+        The shift of the motion's angular momentum rate (``ik.sagittal_momentum_compensation``):
+        :func:`~wbm_control.motion_feedforward.angular_momentum_compensation` projected on the
+        base's horizontal forward axis (world axes; q the estimate's). The swing leg's pitch about
+        the hip is the term that put the G1's feed-forward ZMP on the stance toe. The lateral part
+        is left out: with it the G1's IK walk on the compliant ground fell at 0.24 m (issue 14,
+        not understood).
+        """
+        d = angular_momentum_compensation(
+            self.model.model, self.momentum_data, q, v, a, float(ground_height)
+        )
+        x, y, z, w = q[3:7]
+        forward = np.array([1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y + w * z)])  # R[:2, 0]
+        length = float(np.hypot(forward[0], forward[1]))
+        if length < 1e-6:  # the base's x axis vertical: no heading
+            return np.zeros(2)
+        forward /= length
+        return float(d @ forward) * forward
 
     def motion_feedforward(
         self,
@@ -366,6 +389,11 @@ class IkMode:
             a_ik = self.planned_acceleration(
                 tasks, contacts, com_acceleration, t, q, v_ik, kinematics=shared
             )
+            if ik_settings.sagittal_momentum_compensation and contacts.active():
+                com_acceleration[:2] += self.sagittal_compensation(q, v_ik, a_ik, balance.zmp[2])
+                a_ik = self.planned_acceleration(
+                    tasks, contacts, com_acceleration, t, q, v_ik, kinematics=shared
+                )
             effort = self.motion_feedforward(
                 estimate,
                 contacts,

@@ -58,6 +58,40 @@ def net_contact_wrench(
     return wrench, data.com[0].copy()
 
 
+def angular_momentum_compensation(
+    model: pin.Model,
+    data: pin.Data,
+    q: np.ndarray,
+    v: np.ndarray,
+    a: np.ndarray,
+    ground_height: float,
+) -> np.ndarray:
+    """The horizontal CoM acceleration [m/s^2] against the ZMP shift of the angular momentum.
+
+    The ZMP of the net contact wrench (F, M_G) about the CoM c (world axes,
+    :func:`net_contact_wrench`; M_G the centroidal angular momentum's rate) at the ground height
+    z_0, h = c_z - z_0, is p = c_xy - h F_xy / F_z + (-M_G,y, M_G,x) / F_z: the point mass's
+    ZMP, which the DCM feedback places through the CoM acceleration (F_xy = m cdd_xy), shifted
+    by the angular momentum's rate (a swing leg accelerated forward turns the body about the
+    lateral axis and moves the ZMP forward). A CoM acceleration changed by d moves p by
+    -d m h / F_z: d = (-M_G,y, M_G,x) / (m h) cancels the shift, whatever F_z. Zero when
+    h <= 0.
+
+    Args:
+        model: Pinocchio model (floating base).
+        data: Scratch data of ``model`` (overwritten).
+        q: Configuration (nq,).
+        v: Velocity (nv,).
+        a: Acceleration (nv,).
+        ground_height: z_0 [m], world.
+    """
+    wrench, com = net_contact_wrench(model, data, q, v, a)
+    height = float(com[2] - ground_height)
+    if height <= 0.0:
+        return np.zeros(2)
+    return np.array([-wrench[4], wrench[3]]) / (float(data.mass[0]) * height)
+
+
 def motion_torques(
     model: WholeBodyModel,
     data: pin.Data,
