@@ -12,16 +12,14 @@ with the feet side by side within 1 cm.
 Measured (one run each, quiet machine, main 12722fe): 1.000 m in 9.64 s (0.104 m/s), 15
 touch-downs measured (13 + 2 early), slide 3.41 mm, ZMP margin 4.5 mm, estimate error 1.4 mm,
 placement error 21.9 mm, feet 6.0 mm apart; 34 s wall. On MuJoCo (1 ms step; not run here) the
-same walk held and stopped but a held sole slid 7.19 mm, above issue 12's 5 mm: at each lift-off
-the swing leg's forward acceleration moved the motion feed-forward's ZMP ~35 mm forward, the
-stance sole's centre of pressure reached its toe edge, the heel unloaded and the swing's yaw
-reaction spun the sole about its toe. config/g1 now sets ik.sagittal_momentum_compensation
-(wbm_control.ik_mode); measured with it (g1ik 7ab61a4, pytest -s, load ~3 on 2 cores): 1.000 m
-in 11.25 s (0.089 m/s), 15 touch-downs measured, slide 0.94 mm, ZMP margin 1.4 mm, estimate
-error 1.4 mm, placement error 44.8 mm, feet 1.7 mm apart; 38.7 s CPU, 47.9 s wall. On MuJoCo
-(not run here: its stop does not settle) the slide is 4.96 mm, every held sole creeping 4-5 mm
-outward under the lateral sway's ~30 N, but the stop does not settle: closing steps land off
-side by side (18 touch-downs), the feet 18.8 mm apart after 4 s (README, the "ik" rows).
+same walk holds and stops (0.096 m/s, 14 touch-downs, ZMP margin 0.3 mm, estimate 8.3 mm, feet
+9.8 mm apart) but a held sole slides 7.19 mm, above issue 12's 5 mm: at each lift-off the swing
+leg's forward acceleration moves the motion feed-forward's ZMP ~35 mm forward, the stance sole's
+centre of pressure reaches its toe edge, the heel unloads and the swing's yaw reaction spins the
+sole about its toe (tools/g1_ik_slide.py). ``ik.sagittal_momentum_compensation`` (off in
+config/g1) cancels that shift: with it, compliant 0.94 mm and MuJoCo 4.96 mm, but the placement
+error doubles (44.8 mm), the walk slows to 0.089 m/s and MuJoCo's stop no longer settles (README,
+the "ik" rows): the G1's IK walk on MuJoCo is not there yet.
 """
 
 from __future__ import annotations
