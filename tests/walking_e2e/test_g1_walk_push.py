@@ -19,8 +19,8 @@ config/g1 (README, "G1: lateral pushes while walking"): ``walking.zmp_inward_off
 stance sole, which a push towards the stance foot needs, the swing foot not crossing to catch
 it) and step timing (``step_timing_weight`` 0.1: a DCM pushed out beyond the stance sole
 shortens the swing). Without them, 6 s into the walk, 3 of 8 leftward and 3 of 8 rightward
-pushes walked on (``--start 6.0``), with step timing alone 6 and 7 of 8, with both 16 of 16;
-before, this test pushed 2 N s.
+pushes walked on (``--start 6.0``), with step timing alone 6 and 7 of 8, with the offset alone
+3 and 4 of 8, with both 16 of 16; before, this test pushed 2 N s.
 
 Measured (compliant, one run each, 52 s wall for the three on a machine loaded 8-14; the two
 cases at 2 N s took 40 s on a quiet machine): leftward / rightward / forward advanced 0.402 /
