@@ -22,11 +22,11 @@ shortens the swing). Without them, 6 s into the walk, 3 of 8 leftward and 3 of 8
 pushes walked on (``--start 6.0``), with step timing alone 6 and 7 of 8, with the offset alone
 3 and 4 of 8, with both 16 of 16; before, this test pushed 2 N s.
 
-Measured (compliant, one run each, 52 s wall for the three on a machine loaded 8-14; the two
-cases at 2 N s took 40 s on a quiet machine): leftward / rightward / forward advanced 0.402 /
-0.400 / 0.308 m in the 3 s, slide 0.77 / 0.89 / 0.61 mm, estimate error 1.8 / 2.3 / 2.0 mm,
-7 / 8 / 7 touch-downs, all measured. Backward is not a case here (the sweep from 6.0 s: 8 of 8
-walk on, DCM errors 15.0-27.7 mm, as forward's).
+Measured (compliant, one run each, 49 s wall for the three, 49 s CPU, load 1-1.6; 52 s wall at
+load 8-14, the same figures; the two cases at 2 N s took 40 s on a quiet machine): leftward /
+rightward / forward advanced 0.402 / 0.400 / 0.308 m in the 3 s, slide 0.77 / 0.89 / 0.61 mm,
+estimate error 1.8 / 2.3 / 2.0 mm, 7 / 8 / 7 touch-downs, all measured. Backward is not a case
+here (the sweep from 6.0 s: 8 of 8 walk on, DCM errors 15.0-27.7 mm, as forward's).
 
 Why 3 s (this test walked 6 s before the push at 2 N s, for the walk's start transient: the sway
 on the side of the first step, decaying over ~5 steps, which made a 2 N s leftward push at 3 s
