@@ -26,7 +26,9 @@ Measured (compliant, one run each, 49 s wall for the three, 49 s CPU, load 1-1.6
 load 8-14, the same figures; the two cases at 2 N s took 40 s on a quiet machine): leftward /
 rightward / forward advanced 0.402 / 0.400 / 0.308 m in the 3 s, slide 0.77 / 0.89 / 0.61 mm,
 estimate error 1.8 / 2.3 / 2.0 mm, 7 / 8 / 7 touch-downs, all measured. Backward is not a case
-here (the sweep from 6.0 s: 8 of 8 walk on, DCM errors 15.0-27.7 mm, as forward's).
+here (the sweep from 6.0 s: 8 of 8 walk on, DCM errors 15.0-27.7 mm, as forward's). Compliant
+only: on MuJoCo the sweep from 3 s walks on at 15 of 16 lateral pushes, but the leftward one at
+3.0 s FELL (README, "G1: lateral pushes while walking").
 
 Why 3 s (this test walked 6 s before the push at 2 N s, for the walk's start transient: the sway
 on the side of the first step, decaying over ~5 steps, which made a 2 N s leftward push at 3 s
