@@ -86,3 +86,14 @@ def test_bad_step_timing_values_raise_a_config_error_naming_the_key(key, value):
     # Step timing off (weight 0): its durations are not checked against the swing.
     if key.endswith("single_support_duration"):
         WalkingSettings(**{key: value})
+
+
+def test_mode_ik_inward_offset_is_the_shared_one_unless_given():
+    # None (the default, or -1.0 in a file, where null cannot be written): mode ik takes
+    # zmp_inward_offset; a number >= 0 replaces it in mode ik (config/g1: 0.0).
+    assert WalkingSettings().ik_zmp_inward_offset is None
+    read = WalkingSettings.from_mapping({"zmp_inward_offset": 0.015, "ik_zmp_inward_offset": -1.0})
+    assert (read.zmp_inward_offset, read.ik_zmp_inward_offset) == (0.015, None)
+    assert WalkingSettings.from_mapping({"ik_zmp_inward_offset": 0.0}).ik_zmp_inward_offset == 0.0
+    with pytest.raises(ConfigError, match="ik_zmp_inward_offset"):
+        WalkingSettings(ik_zmp_inward_offset=-0.5)

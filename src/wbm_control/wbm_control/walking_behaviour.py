@@ -139,6 +139,8 @@ class WalkingBehaviour:
             settings = self.settings
             if isinstance(self.controller.mode, IkMode):  # step timing: torque mode only (on,
                 settings = settings.replace(step_timing_weight=0.0)  # iCub's 1 m ik walk fell)
+                if settings.ik_zmp_inward_offset is not None:  # mode ik's own (config/g1)
+                    settings = settings.replace(zmp_inward_offset=settings.ik_zmp_inward_offset)
             walking = WalkingController(geometry, settings, time=t)
         result = getattr(walking, name)(*args)  # raises on a bad command: nothing changes
         if self.walking is None:

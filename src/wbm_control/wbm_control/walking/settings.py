@@ -56,6 +56,10 @@ class WalkingSettings(Settings):
             sole's centre towards the swing foot's side (along the sole's y axis) [m]: the
             nominal gait then keeps the DCM off the sole's outer edge, which a push towards
             the stance foot needs (the swing foot cannot cross to catch it). 0: the centre.
+        ik_zmp_inward_offset: Mode ik (position-controlled servos): ``zmp_inward_offset``'s
+            value there [m], or None for the same value in both modes (a file writes -1.0 for
+            None). The G1's ik walk lets the true CoP leave the sole with the offset its torque
+            walk takes pushes with (README, "G1: lateral pushes while walking").
         mpc_time_step: Largest duration of a segment of the pattern generator's piecewise-linear
             ZMP [s].
         mpc_horizon: Preview horizon of the pattern generator [s].
@@ -210,6 +214,15 @@ class WalkingSettings(Settings):
         ),
         unit="m",
     )
+    ik_zmp_inward_offset: float | None = setting(
+        None,
+        doc=(
+            "Mode ik: zmp_inward_offset's value there; None (-1.0 in a file): the same in both "
+            "modes"
+        ),
+        unit="m",
+        null=-1.0,
+    )
     mpc_time_step: float = setting(
         0.1,
         doc="Largest duration of a segment of the pattern generator's piecewise-linear ZMP",
@@ -351,7 +364,11 @@ class WalkingSettings(Settings):
                 if not isinstance(value, bool):
                     raise ConfigError(None, item.name, "true or false", value)
                 continue
-            if value is None and item.name in ("nominal_foot_spacing", "com_height"):
+            if value is None and item.name in (
+                "nominal_foot_spacing",
+                "com_height",
+                "ik_zmp_inward_offset",
+            ):
                 continue
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise ConfigError(None, item.name, "a number", value)
@@ -413,6 +430,10 @@ class WalkingSettings(Settings):
                 "max_single_support_duration",
                 self.max_single_support_duration >= self.single_support_duration,
                 f">= single_support_duration ({self.single_support_duration} s)",
+            )
+        if self.ik_zmp_inward_offset is not None:
+            self._require(
+                "ik_zmp_inward_offset", self.ik_zmp_inward_offset >= 0.0, "a number >= 0"
             )
         self._require("max_step_yaw", self.max_step_yaw < 0.5 * math.pi, "an angle < pi/2 [rad]")
         self._require(
