@@ -193,7 +193,12 @@ class PacingLoop:
         self._lock = threading.Lock()
         self._held = HeldCommand(self._ndof)
         self._watchdog = CommandWatchdog(settings.command_timeout)
-        self._posture_return: PostureReturn | None = None  # built at the first trip
+        # The trip's posture hold, computed once here (model work), not in the loop at a trip.
+        self._posture_return = (
+            PostureReturn(backend.hold_posture_command(), settings.command_timeout_return)
+            if settings.command_timeout_action == "hold_posture"
+            else None
+        )
         self.paused = False
         self.diverged = False
         self.commands_received = 0
@@ -415,11 +420,7 @@ class PacingLoop:
     def _command_timed_out(self) -> None:
         last = self._held.command()
         self._held.clear()
-        if self.settings.command_timeout_action == "hold_posture":
-            if self._posture_return is None:
-                self._posture_return = PostureReturn(
-                    self.backend.hold_posture_command(), self.settings.command_timeout_return
-                )
+        if self._posture_return is not None:
             positions = self.backend.read().joint_positions
             self.backend.write(self._posture_return.trip(self.backend.time, positions, last))
             mode = "holding the initial posture"
