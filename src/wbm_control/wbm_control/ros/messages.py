@@ -6,6 +6,7 @@ The shared ones (JointState, Odometry, Wrench, Time) are in :mod:`wbm_descriptio
 from __future__ import annotations
 
 import array
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -119,19 +120,30 @@ class JointStateReader:
 def imu_from_message(message: Imu) -> ImuReading:
     """sensor_msgs/Imu to an ImuReading (orientation xyzw, angular velocity, acceleration).
 
+    The orientation is normalized; a linear acceleration with a non-finite component is read
+    as all zeros (no accelerometer reading: the base estimator then does not fuse it). Checked
+    and normalized on Python floats (numpy's per-call cost is most of the work on 10 values).
+
     Raises:
-        InputError: NaN/inf values or an orientation far from a unit quaternion.
+        InputError: NaN/inf orientation or angular velocity, or an orientation far from a unit
+            quaternion.
     """
     o, w, a = message.orientation, message.angular_velocity, message.linear_acceleration
-    quaternion = np.array([o.x, o.y, o.z, o.w])
-    gyro = np.array([w.x, w.y, w.z])
-    accel = np.array([a.x, a.y, a.z])
-    if not (np.all(np.isfinite(quaternion)) and np.all(np.isfinite(gyro))):
+    x, y, z, qw = float(o.x), float(o.y), float(o.z), float(o.w)
+    gx, gy, gz = float(w.x), float(w.y), float(w.z)
+    if not all(map(math.isfinite, (x, y, z, qw, gx, gy, gz))):
         raise InputError("imu", "finite orientation and angular velocity")
-    norm = np.linalg.norm(quaternion)
+    norm = math.sqrt(x * x + y * y + z * z + qw * qw)
     if abs(norm - 1.0) > 1e-3:
         raise InputError("imu.orientation", "a unit quaternion", f"norm {norm:.6g}")
-    return ImuReading(quaternion / norm, gyro, np.nan_to_num(accel))
+    accel = (float(a.x), float(a.y), float(a.z))
+    if not all(map(math.isfinite, accel)):
+        accel = (0.0, 0.0, 0.0)
+    return ImuReading(
+        np.array((x / norm, y / norm, z / norm, qw / norm)),
+        np.array((gx, gy, gz)),
+        np.array(accel),
+    )
 
 
 def point_from_message(message: PointStamped) -> np.ndarray:
