@@ -90,6 +90,52 @@ def test_estimator_needs_an_imu(icub):
         BaseEstimator(icub).update(replace(readings, joint_positions=np.full(icub.ndof, np.nan)))
 
 
+def test_invalid_readings_are_named_in_the_order_checked(icub):
+    """One finiteness test covers all the readings; the first bad one is still the one named
+    (joint positions, joint velocities, gyro, F/T); large finite values (1e200) are accepted."""
+    q = icub.initial_configuration()
+    readings = readings_from_state(icub, q, np.zeros(icub.nv), {"left_foot": STANCE_FORCE})
+    nan_joints = np.full(icub.ndof, np.nan)
+    cases = [
+        ("joint_positions", replace(readings, joint_positions=nan_joints, joint_velocities=[0.0])),
+        ("joint_velocities", replace(readings, joint_velocities=nan_joints)),
+        ("joint_velocities", replace(readings, joint_velocities=np.zeros(icub.ndof + 1))),
+        ("angular_velocity", replace(readings, imu=replace(readings.imu, angular_velocity=[0.0]))),
+        (
+            "angular_velocity",
+            replace(readings, imu=replace(readings.imu, angular_velocity=[0.0, np.inf, 0.0])),
+        ),
+        ("left_foot", replace(readings, wrenches={"left_foot": np.full(6, np.nan)})),
+        ("left_foot", replace(readings, wrenches={"left_foot": np.zeros(5)})),
+    ]
+    for name, bad in cases:
+        with pytest.raises(InputError, match=name):
+            BaseEstimator(icub).update(bad)
+    huge = replace(readings, wrenches={"left_foot": np.full(6, 1e200)})
+    assert abs(BaseEstimator(icub).update(huge).normal_forces["left_foot"]) > 1e199
+    # A sensor the estimator does not know is ignored, whatever it reads.
+    other = replace(readings, wrenches={**readings.wrenches, "unknown": np.full(6, np.nan)})
+    BaseEstimator(icub).update(other)
+
+
+def test_the_jacobian_blocks_the_velocities_take_as_known(icub):
+    """At the base origin (the estimator's one kinematics pass) each sole's linear rows
+    (LOCAL_WORLD_ALIGNED) have the identity as their base linear block and -[p]x (p the sole's
+    position in the base) as their base angular block, exactly: the least squares' normal matrix
+    is k I and the soles' velocities are w x p + J_j dq, as the update computes them."""
+    estimator = BaseEstimator(icub)
+    rng = np.random.default_rng(5)
+    estimator._kinematics_in_base(icub.initial_configuration()[7:] + rng.normal(0, 0.3, icub.ndof))
+    frames = [*estimator.sole_frame_ids.values(), estimator.imu_frame_id]
+    for frame_id in frames:
+        rows = pin.getFrameJacobian(
+            estimator.pin_model, estimator.data, frame_id, pin.LOCAL_WORLD_ALIGNED
+        )[:3]
+        p = estimator.data.oMf[frame_id].translation
+        np.testing.assert_array_equal(rows[:, :3], np.eye(3))
+        np.testing.assert_array_equal(rows[:, 3:6], -pin.skew(p))
+
+
 # ---------------------------------------------------------------- known flat ground
 
 GROUND_STIFFNESS = 2.0e5  # [N/m]: a loaded sole sinks F / k below the ground plane
