@@ -194,11 +194,21 @@ class BaseEstimator:
             name: (oMf[frame_id].rotation, oMf[frame_id].translation)
             for name, frame_id in self.sensor_frame_ids.items()
         }
-        # Joint columns of the Jacobian rows the velocities need, stacked for one product: the
-        # IMU's angular rows (LOCAL), the fixed soles' linear rows (LOCAL_WORLD_ALIGNED), and
-        # with ``accelerometer`` the IMU's linear rows (LOCAL_WORLD_ALIGNED).
-        ndof = self.pin_model.nv - 6
-        self._joint_rows = np.empty((6 + 3 * len(self._soles), ndof))
+        # The joints' columns of the joint Jacobians (world axes, which are the base axes at the
+        # base origin; a view of self.data.J) and, for the IMU then each sole, the joints that
+        # move it (its parent joint's support), as 0/1 columns: one product gives the spatial
+        # velocity each of them has from the joints (:meth:`_joint_velocities`).
+        self._nq, self._nv = self.pin_model.nq, self.pin_model.nv
+        self._ndof = self._nv - 6
+        self._joint_jacobians = self.data.J[:, 6:]
+        frame_ids = (self.imu_frame_id, *(self.sole_frame_ids[s] for s in self._soles))
+        self._supports = np.zeros((self._ndof, len(frame_ids)))
+        for column, frame_id in enumerate(frame_ids):
+            for joint in self.pin_model.supports[frames[frame_id].parentJoint]:
+                start = self.pin_model.joints[joint].idx_v - 6
+                if start >= 0:
+                    self._supports[start : start + self.pin_model.joints[joint].nv, column] = 1.0
+        self._loaded_soles_names: dict[tuple[int, ...], tuple[str, ...]] = {}
         self.initial_sole_position = (
             np.zeros(3)
             if initial_sole_position is None
@@ -280,13 +290,13 @@ class BaseEstimator:
 
     def _checked_inputs(
         self, readings: RobotReadings
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[str, np.ndarray]]]:
-        """The readings the update uses, as float arrays, checked.
+    ) -> tuple[np.ndarray, np.ndarray, list[float], list[tuple[str, list[float]]]]:
+        """The readings the update uses, checked.
 
         Returns:
-            (joint positions [rad], joint velocities [rad/s], gyro [rad/s] (IMU axes), the F/T
-            readings of this estimator's sensors as (name, wrench (6,) [N, N m]) in the
-            readings' order).
+            (joint positions [rad] (ndof,), joint velocities [rad/s] (ndof,), as float arrays;
+            gyro [rad/s] (IMU axes), 3 floats; the F/T readings of this estimator's sensors as
+            (name, wrench: 6 floats [N, N m], sensor axes) in the readings' order).
 
         Raises:
             InputError: No IMU reading, or a reading of the wrong size or not finite (the first
@@ -298,31 +308,36 @@ class BaseEstimator:
         dq_j = np.asarray(readings.joint_velocities, dtype=float)
         gyro = np.asarray(readings.imu.angular_velocity, dtype=float)
         sensors = self.sensor_frame_ids
-        wrenches = [
+        arrays = [
             (name, np.asarray(wrench, dtype=float))
             for name, wrench in readings.wrenches.items()
             if name in sensors
         ]
-        ndof = self.pin_model.nv - 6
-        # One finiteness test for all, then the checks one by one to name the first bad one.
-        if (
-            q_j.shape == (ndof,)
-            and dq_j.shape == (ndof,)
-            and gyro.shape == (3,)
-            and all(array.shape == (6,) for _, array in wrenches)
-        ):
-            values = np.concatenate([q_j, dq_j, gyro, *(array for _, array in wrenches)])
-            if np.isfinite(values).all():
-                return q_j, dq_j, gyro, wrenches
+        ndof = self._ndof
+        if q_j.shape == (ndof,) and dq_j.shape == (ndof,) and gyro.shape == (3,):
+            # One finiteness test for all, on floats: a sum is finite when every term is (a sum
+            # of finite values that overflows goes to the checks below, which let it through).
+            rates = gyro.tolist()
+            total = sum(q_j.tolist()) + sum(dq_j.tolist()) + sum(rates)
+            wrenches = []
+            for name, array in arrays:
+                if array.shape != (6,):
+                    break
+                values = array.tolist()
+                total += sum(values)
+                wrenches.append((name, values))
+            else:
+                if math.isfinite(total):
+                    return q_j, dq_j, rates, wrenches
         for name, value in (("joint_positions", q_j), ("joint_velocities", dq_j)):
             if value.shape != (ndof,) or not np.isfinite(value).all():
                 raise InputError(f"readings.{name}", f"{ndof} finite values", value.shape)
         if gyro.shape != (3,) or not np.isfinite(gyro).all():
             raise InputError("readings.imu.angular_velocity", "3 finite values", gyro)
-        for name, array in wrenches:
+        for name, array in arrays:
             if array.shape != (6,) or not np.isfinite(array).all():
                 raise InputError(f"wrenches[{name!r}]", "6 finite values", array)
-        return q_j, dq_j, gyro, wrenches
+        return q_j, dq_j, gyro.tolist(), [(name, array.tolist()) for name, array in arrays]
 
     def update(
         self, readings: RobotReadings, sole_loads: Mapping[str, float] | None = None
@@ -435,15 +450,15 @@ class BaseEstimator:
 
         # Velocities: gyro for the base angular velocity, fixed soles for the linear one.
         fixed = [i for i, s in enumerate(self._soles) if s in loaded and s in anchors]
-        joint_parts = self._joint_parts(fixed, dq_j)
-        # The IMU's LOCAL angular Jacobian: its base block is the rotation from the base to the
-        # IMU axes (R_base_imu^T, its inverse its transpose), its joint part J_j dq.
+        # The IMU's and the soles' spatial velocities from the joints (base at rest), about the
+        # base origin, base axes: (v_O, w) each.
+        imu_motion, *sole_motions = self._joint_velocities(dq_j)
+        # The gyro reads R_base_imu^T (w_b + w_imu) (IMU axes): w_b = R_base_imu gyro - w_imu.
         (b00, b01, b02), (b10, b11, b12), (b20, b21, b22) = self._imu_rotation_view.tolist()
-        g0, g1, g2 = gyro.tolist()
-        g0, g1, g2 = g0 - joint_parts[0], g1 - joint_parts[1], g2 - joint_parts[2]
-        w0 = b00 * g0 + b01 * g1 + b02 * g2
-        w1 = b10 * g0 + b11 * g1 + b12 * g2
-        w2 = b20 * g0 + b21 * g1 + b22 * g2
+        g0, g1, g2 = gyro
+        w0 = (b00 * g0 + b01 * g1 + b02 * g2) - imu_motion[3]
+        w1 = (b10 * g0 + b11 * g1 + b12 * g2) - imu_motion[4]
+        w2 = (b20 * g0 + b21 * g1 + b22 * g2) - imu_motion[5]
         still_base_velocity = None
         if fixed:
             # Least squares over the fixed soles, B_i v_b = r_i, by its normal equations. With
@@ -452,14 +467,16 @@ class BaseEstimator:
             # a the others); R^T R = I, so the normal equations are those of the Jacobians at
             # the base origin, whose base block J_i,b is the identity (a free-flyer translation
             # moves every frame alike): k v_b = -sum J_i,a v_a, v_b minus the mean of the soles'
-            # velocities with the base still. J_i,a v_a = w_b x p_i + J_i,j dq (the base angular
-            # block is -[p_i]x, p_i the sole's position in the base).
+            # velocities with the base translation still, J_i,a v_a = v_O,i + (w_b + w_i) x p_i
+            # ((v_O,i, w_i) the sole's spatial velocity from the joints, p_i its position).
             s0 = s1 = s2 = 0.0
-            for row, i in enumerate(fixed, start=1):
+            for i in fixed:
                 t0, t1, t2 = sole_in_base[i]
-                s0 += (w1 * t2 - w2 * t1) + joint_parts[3 * row]
-                s1 += (w2 * t0 - w0 * t2) + joint_parts[3 * row + 1]
-                s2 += (w0 * t1 - w1 * t0) + joint_parts[3 * row + 2]
+                o0, o1, o2, a0, a1, a2 = sole_motions[i]
+                a0, a1, a2 = w0 + a0, w1 + a1, w2 + a2
+                s0 += o0 + (a1 * t2 - a2 * t1)
+                s1 += o1 + (a2 * t0 - a0 * t2)
+                s2 += o2 + (a0 * t1 - a1 * t0)
             k = float(len(fixed))
             v0, v1, v2 = -s0 / k, -s1 / k, -s2 / k
             still_base_velocity = np.array([v0, v1, v2])
@@ -478,7 +495,7 @@ class BaseEstimator:
 
         relative = None  # the IMU origin's velocity relative to the base origin, base axes
         if self.accelerometer:
-            relative = self._imu_relative_velocity((w0, w1, w2), joint_parts[-3:])
+            relative = self._imu_relative_velocity((w0, w1, w2), imu_motion)
         fused = (
             self.velocity_cutoff is not None
             and self.accelerometer
@@ -514,17 +531,21 @@ class BaseEstimator:
                 r20 * e0 + r21 * e1 + r22 * e2,
             )
 
-        q = np.empty(self.pin_model.nq)
+        q = np.empty(self._nq)
         q[:7] = (p0, p1, p2, *quaternion)
         q[7:] = q_j
-        v = np.empty(self.pin_model.nv)
+        v = np.empty(self._nv)
         v[:6] = (v0, v1, v2, w0, w1, w2)
         v[6:] = dq_j
         foot_wrenches = {
             name: _shift_to_world_origin(w, p0, p1, p2)
             for name, w in wrenches_at_origin_base.items()
         }
-        loaded_soles = tuple(sorted(self._soles[i] for i in fixed))
+        key = tuple(fixed)
+        loaded_soles = self._loaded_soles_names.get(key)
+        if loaded_soles is None:
+            loaded_soles = tuple(sorted(self._soles[i] for i in fixed))
+            self._loaded_soles_names[key] = loaded_soles
         estimate = BaseEstimate(
             q, v, loaded_soles, foot_wrenches, normal_forces, still_base_velocity
         )
@@ -532,44 +553,37 @@ class BaseEstimator:
         self._last_rotation, self._last_linear = rotation, (v0, v1, v2)
         return estimate
 
-    def _joint_parts(self, fixed: list[int], dq_j: np.ndarray) -> list[float]:
-        """The joints' parts J_j dq of the Jacobian rows the velocities need, one product.
+    def _joint_velocities(self, dq_j: np.ndarray) -> list[list[float]]:
+        """The spatial velocities the joints give the IMU's and the soles' links, base at rest.
 
-        At the base origin (:meth:`_kinematics_in_base`): the IMU's angular rows (LOCAL, IMU
-        axes) [rad/s], the fixed soles' linear rows (LOCAL_WORLD_ALIGNED, base axes) [m/s] (in
-        ``fixed``'s order, indices in the config's soles), and with ``accelerometer`` the IMU's
-        linear rows (LOCAL_WORLD_ALIGNED, base axes) [m/s], as 3 + 3 k (+ 3) floats.
+        One product of the joint Jacobians at the base origin (:meth:`_kinematics_in_base`,
+        Pinocchio's ``data.J``: world axes, about the world origin, which are the base's here)
+        with the joint velocities ``dq_j`` [rad/s] over each link's supporting joints.
+
+        Returns:
+            For the IMU then each sole (the config's order): (v_O [m/s], w [rad/s]), the
+            velocity of the point at the base origin moving with the link and the link's angular
+            velocity, base axes, as 6 floats.
         """
-        model, data, rows = self.pin_model, self.data, self._joint_rows
-        rows[0:3] = pin.getFrameJacobian(model, data, self.imu_frame_id, _LOCAL)[3:6, 6:]
-        end = 3
-        for i in fixed:
-            frame_id = self.sole_frame_ids[self._soles[i]]
-            rows[end : end + 3] = pin.getFrameJacobian(model, data, frame_id, _LWA)[0:3, 6:]
-            end += 3
-        if self.accelerometer:
-            rows[end : end + 3] = pin.getFrameJacobian(model, data, self.imu_frame_id, _LWA)[
-                0:3, 6:
-            ]
-            end += 3
-        return (rows[:end] @ dq_j).tolist()
+        return ((self._joint_jacobians * dq_j) @ self._supports).T.tolist()
 
     def _imu_relative_velocity(
-        self, angular: tuple[float, float, float], joint_part: list[float]
+        self, angular: tuple[float, float, float], imu_motion: list[float]
     ) -> tuple[float, float, float]:
         """The IMU origin's velocity minus the base origin's, base axes [m/s].
 
-        w_b x r plus the joints' part ``joint_part`` (an IMU on a link beyond joints: iCub's),
-        from the IMU's Jacobian at the base placed at the origin (:meth:`_kinematics_in_base`):
-        its base angular block is -[r]x, r the IMU origin in the base [m]; ``angular``: w_b
-        [rad/s], base axes.
+        v_O + (w_b + w) x r, (v_O, w) the IMU link's spatial velocity from the joints
+        ``imu_motion`` (:meth:`_joint_velocities`; an IMU on a link beyond joints: iCub's), w_b
+        the base angular velocity ``angular`` [rad/s], r the IMU origin in the base [m] (the
+        kinematics of :meth:`_kinematics_in_base`), base axes.
         """
-        w0, w1, w2 = angular
         t0, t1, t2 = self._imu_translation_view.tolist()
+        o0, o1, o2, a0, a1, a2 = imu_motion
+        a0, a1, a2 = angular[0] + a0, angular[1] + a1, angular[2] + a2
         return (
-            (w1 * t2 - w2 * t1) + joint_part[0],
-            (w2 * t0 - w0 * t2) + joint_part[1],
-            (w0 * t1 - w1 * t0) + joint_part[2],
+            o0 + (a1 * t2 - a2 * t1),
+            o1 + (a2 * t0 - a0 * t2),
+            o2 + (a0 * t1 - a1 * t0),
         )
 
     def _fuse_accelerometer(
@@ -632,7 +646,7 @@ class BaseEstimator:
         return above if abs(above) <= self.ground_tolerance else 0.0
 
     def _sensor_wrenches(
-        self, base_rotation: Rows3, readings: list[tuple[str, np.ndarray]]
+        self, base_rotation: Rows3, readings: list[tuple[str, list[float]]]
     ) -> dict[str, tuple[float, ...]]:
         """The F/T readings as ground-on-foot wrenches about the base origin, world axes.
 
@@ -640,7 +654,7 @@ class BaseEstimator:
         rotation R (rows) at the origin and the kinematics of :meth:`_kinematics_in_base`
         (sensor rotation R_s = R R_sb, position p_s = R p_sb), written out on floats: f = R_s f_s,
         m = R_s m_s + p_s x f (the same products as Pinocchio's SE3 composition and action,
-        without their objects). ``readings``: (sensor name, wrench (6,) [N, N m], sensor
+        without their objects). ``readings``: (sensor name, wrench: 6 floats [N, N m], sensor
         axes), checked (:meth:`_checked_inputs`).
 
         Returns:
@@ -665,7 +679,7 @@ class BaseEstimator:
             p0 = r00 * t0 + r01 * t1 + r02 * t2
             p1 = r10 * t0 + r11 * t1 + r12 * t2
             p2 = r20 * t0 + r21 * t1 + r22 * t2
-            f0, f1, f2, m0, m1, m2 = wrench.tolist()
+            f0, f1, f2, m0, m1, m2 = wrench
             g0 = s00 * f0 + s01 * f1 + s02 * f2
             g1 = s10 * f0 + s11 * f1 + s12 * f2
             g2 = s20 * f0 + s21 * f1 + s22 * f2
