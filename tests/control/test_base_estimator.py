@@ -122,18 +122,40 @@ def test_the_jacobian_blocks_the_velocities_take_as_known(icub):
     """At the base origin (the estimator's one kinematics pass) each sole's linear rows
     (LOCAL_WORLD_ALIGNED) have the identity as their base linear block and -[p]x (p the sole's
     position in the base) as their base angular block, exactly: the least squares' normal matrix
-    is k I and the soles' velocities are w x p + J_j dq, as the update computes them."""
+    is k I and the soles' velocities are v_O + (w_b + w) x p. The joints' parts (v_O, w) of one
+    product (``_joint_velocities``) are those of Pinocchio's frame Jacobians, and the placements
+    the update reads through views are those of the last pass (a second posture)."""
     estimator = BaseEstimator(icub)
     rng = np.random.default_rng(5)
-    estimator._kinematics_in_base(icub.initial_configuration()[7:] + rng.normal(0, 0.3, icub.ndof))
-    frames = [*estimator.sole_frame_ids.values(), estimator.imu_frame_id]
-    for frame_id in frames:
-        rows = pin.getFrameJacobian(
-            estimator.pin_model, estimator.data, frame_id, pin.LOCAL_WORLD_ALIGNED
-        )[:3]
-        p = estimator.data.oMf[frame_id].translation
-        np.testing.assert_array_equal(rows[:, :3], np.eye(3))
-        np.testing.assert_array_equal(rows[:, 3:6], -pin.skew(p))
+    model, data = estimator.pin_model, estimator.data
+    for _ in range(2):
+        estimator._kinematics_in_base(
+            icub.initial_configuration()[7:] + rng.normal(0, 0.3, icub.ndof)
+        )
+        dq = rng.normal(0, 1.0, icub.ndof)
+        imu_motion, *sole_motions = estimator._joint_velocities(dq)
+        imu = pin.getFrameJacobian(model, data, estimator.imu_frame_id, pin.LOCAL)
+        rotation = data.oMf[estimator.imu_frame_id].rotation
+        np.testing.assert_array_equal(estimator._imu_rotation_view, rotation)
+        np.testing.assert_allclose(
+            rotation @ (imu[3:6, 6:] @ dq), imu_motion[3:], rtol=0.0, atol=1e-12
+        )
+        for sole, motion in zip(estimator._soles, sole_motions, strict=True):
+            frame_id = estimator.sole_frame_ids[sole]
+            rows = pin.getFrameJacobian(model, data, frame_id, pin.LOCAL_WORLD_ALIGNED)[:3]
+            p = data.oMf[frame_id].translation
+            np.testing.assert_array_equal(rows[:, :3], np.eye(3))
+            np.testing.assert_array_equal(rows[:, 3:6], -pin.skew(p))
+            velocity = np.array(motion[:3]) + np.cross(motion[3:], p)
+            np.testing.assert_allclose(rows[:, 6:] @ dq, velocity, rtol=0.0, atol=1e-12)
+        views = [*estimator._sole_translation_views, estimator._imu_translation_view]
+        frames = [*estimator.sole_frame_ids.values(), estimator.imu_frame_id]
+        for view, frame_id in zip(views, frames, strict=True):
+            np.testing.assert_array_equal(view, data.oMf[frame_id].translation)
+        for name, (rotation_view, translation_view) in estimator._sensor_views.items():
+            placement = data.oMf[estimator.sensor_frame_ids[name]]
+            np.testing.assert_array_equal(rotation_view, placement.rotation)
+            np.testing.assert_array_equal(translation_view, placement.translation)
 
 
 # ---------------------------------------------------------------- known flat ground

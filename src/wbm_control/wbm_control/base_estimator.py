@@ -51,9 +51,6 @@ from wbm_control.small_linalg import (
 from wbm_description.robot_io import RobotReadings
 from wbm_description.whole_body_model import WholeBodyModel
 
-_LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
-_LOCAL = pin.ReferenceFrame.LOCAL
-
 
 @dataclass(frozen=True)
 class BaseEstimate:
@@ -178,9 +175,8 @@ class BaseEstimator:
         # Each sole's corners in its frame (4 x 3) [m], for the lowest one on flat ground.
         self.sole_corners = {sole.name: sole.corners() for sole in config.soles}
         self._q_base_frame = pin.neutral(self.pin_model)  # base at the origin, identity
-        # Per-sample constants. The sole names in the config's order, and each sole's sensor.
+        # Per-sample constants. The sole names in the config's order.
         self._soles = tuple(self.sole_frame_ids)
-        self._sole_sensors = tuple(self.sensor_of_sole.get(s) for s in self._soles)
         # Views into self.data's placements (Pinocchio's own memory, read in place; self.data is
         # this estimator's and never resized, so they stay valid and show each pass's values):
         # the IMU's rotation and the soles' and sensors' placements in the base frame.
@@ -345,8 +341,8 @@ class BaseEstimator:
         """Estimate the base state from one sample of the robot's sensors.
 
         The per-sample arithmetic on 3-vectors and 3 x 3 matrices is written out on Python
-        floats (numpy's call costs ten times that arithmetic at this size); the Jacobian rows
-        the velocities need are stacked for one product.
+        floats (numpy's call costs ten times that arithmetic at this size); the joints' part of
+        the IMU's and the soles' velocities is one product (:meth:`_joint_velocities`).
 
         Args:
             readings: The robot's sensors.
