@@ -90,6 +90,74 @@ def test_estimator_needs_an_imu(icub):
         BaseEstimator(icub).update(replace(readings, joint_positions=np.full(icub.ndof, np.nan)))
 
 
+def test_invalid_readings_are_named_in_the_order_checked(icub):
+    """One finiteness test covers all the readings; the first bad one is still the one named
+    (joint positions, joint velocities, gyro, F/T); large finite values (1e200) are accepted."""
+    q = icub.initial_configuration()
+    readings = readings_from_state(icub, q, np.zeros(icub.nv), {"left_foot": STANCE_FORCE})
+    nan_joints = np.full(icub.ndof, np.nan)
+    cases = [
+        ("joint_positions", replace(readings, joint_positions=nan_joints, joint_velocities=[0.0])),
+        ("joint_velocities", replace(readings, joint_velocities=nan_joints)),
+        ("joint_velocities", replace(readings, joint_velocities=np.zeros(icub.ndof + 1))),
+        ("angular_velocity", replace(readings, imu=replace(readings.imu, angular_velocity=[0.0]))),
+        (
+            "angular_velocity",
+            replace(readings, imu=replace(readings.imu, angular_velocity=[0.0, np.inf, 0.0])),
+        ),
+        ("left_foot", replace(readings, wrenches={"left_foot": np.full(6, np.nan)})),
+        ("left_foot", replace(readings, wrenches={"left_foot": np.zeros(5)})),
+    ]
+    for name, bad in cases:
+        with pytest.raises(InputError, match=name):
+            BaseEstimator(icub).update(bad)
+    huge = replace(readings, wrenches={"left_foot": np.full(6, 1e200)})
+    assert abs(BaseEstimator(icub).update(huge).normal_forces["left_foot"]) > 1e199
+    # A sensor the estimator does not know is ignored, whatever it reads.
+    other = replace(readings, wrenches={**readings.wrenches, "unknown": np.full(6, np.nan)})
+    BaseEstimator(icub).update(other)
+
+
+def test_the_jacobian_blocks_the_velocities_take_as_known(icub):
+    """At the base origin (the estimator's one kinematics pass) each sole's linear rows
+    (LOCAL_WORLD_ALIGNED) have the identity as their base linear block and -[p]x (p the sole's
+    position in the base) as their base angular block, exactly: the least squares' normal matrix
+    is k I and the soles' velocities are v_O + (w_b + w) x p. The joints' parts (v_O, w) of one
+    product (``_joint_velocities``) are those of Pinocchio's frame Jacobians, and the placements
+    the update reads through views are those of the last pass (a second posture)."""
+    estimator = BaseEstimator(icub)
+    rng = np.random.default_rng(5)
+    model, data = estimator.pin_model, estimator.data
+    for _ in range(2):
+        estimator._kinematics_in_base(
+            icub.initial_configuration()[7:] + rng.normal(0, 0.3, icub.ndof)
+        )
+        dq = rng.normal(0, 1.0, icub.ndof)
+        imu_motion, *sole_motions = estimator._joint_velocities(dq)
+        imu = pin.getFrameJacobian(model, data, estimator.imu_frame_id, pin.LOCAL)
+        rotation = data.oMf[estimator.imu_frame_id].rotation
+        np.testing.assert_array_equal(estimator._imu_rotation_view, rotation)
+        np.testing.assert_allclose(
+            rotation @ (imu[3:6, 6:] @ dq), imu_motion[3:], rtol=0.0, atol=1e-12
+        )
+        for sole, motion in zip(estimator._soles, sole_motions, strict=True):
+            frame_id = estimator.sole_frame_ids[sole]
+            rows = pin.getFrameJacobian(model, data, frame_id, pin.LOCAL_WORLD_ALIGNED)[:3]
+            p = data.oMf[frame_id].translation
+            np.testing.assert_array_equal(rows[:, :3], np.eye(3))
+            np.testing.assert_array_equal(rows[:, 3:6], -pin.skew(p))
+            velocity = np.array(motion[:3]) + np.cross(motion[3:], p)
+            np.testing.assert_allclose(rows[:, 6:] @ dq, velocity, rtol=0.0, atol=1e-12)
+        views = [*estimator._sole_translation_views, estimator._imu_translation_view]
+        frames = [*estimator.sole_frame_ids.values(), estimator.imu_frame_id]
+        for view, frame_id in zip(views, frames, strict=True):
+            np.testing.assert_array_equal(view, data.oMf[frame_id].translation)
+        for name, (rotation_view, translation_view) in estimator._sensor_views.items():
+            placement = data.oMf[estimator.sensor_frame_ids[name]]
+            np.testing.assert_array_equal(rotation_view, placement.rotation)
+            np.testing.assert_array_equal(translation_view, placement.translation)
+
+
 # ---------------------------------------------------------------- known flat ground
 
 GROUND_STIFFNESS = 2.0e5  # [N/m]: a loaded sole sinks F / k below the ground plane

@@ -49,6 +49,7 @@ from wbm_control.whole_body_qp import WholeBodyQP
 from wbm_control.wrench_distribution import wrench_to_point_matrix
 from wbm_description.conventions import rotation_from_quaternion_xyzw
 from wbm_description.robot_io import RobotReadings
+from wbm_description.rotation_quaternion import quaternion_of_rotation
 
 TOLERANCE = 1e-9  # see the module docstring
 STEPS = 70  # the regression sequence's steps 0-69: release at 25, lift at 26, hold again at 60
@@ -449,6 +450,34 @@ def test_small_linalg_helpers_are_the_functions_they_replace():
             small_linalg.rotation_from_quaternion_xyzw(quaternion),
             rotation_from_quaternion_xyzw(quaternion),
         )
+
+
+def test_quaternion_helpers_on_floats_are_pinocchios_conversions():
+    """small_linalg's ``unit_quaternion_of_rotation`` and ``rotation_of_unit_quaternion`` are
+    ``pin.Quaternion(R)`` + ``normalize()`` and ``toRotationMatrix()`` (Eigen's arithmetic written
+    out): to 1e-15 on rotations of every branch (positive trace, each largest diagonal entry),
+    matrices slightly off orthonormal, and an IMU-like product (bit-identical with the x86-64
+    wheel measured; the tolerance leaves another build its last bits)."""
+    rng = np.random.default_rng(22)
+    branches = set()
+    for i in range(3000):
+        axis_angle = rng.normal(size=3) * (3.0 if i % 2 else 0.3)
+        rotation = pin.exp3(axis_angle)
+        if i % 3 == 0:
+            rotation = rotation + rng.normal(scale=1e-9, size=(3, 3))
+        reference = quaternion_of_rotation(rotation)
+        reference.normalize()
+        quaternion = small_linalg.unit_quaternion_of_rotation(rotation.tolist())
+        np.testing.assert_allclose(quaternion, reference.coeffs(), rtol=0.0, atol=1e-15)
+        np.testing.assert_allclose(
+            small_linalg.rotation_of_unit_quaternion(*quaternion),
+            reference.toRotationMatrix(),
+            rtol=0.0,
+            atol=1e-15,
+        )
+        trace = float(np.trace(rotation))
+        branches.add("trace" if trace > 0.0 else int(np.argmax(np.diag(rotation))))
+    assert branches == {"trace", 0, 1, 2}, branches
 
 
 def test_dcm_feedback_on_floats_is_the_array_formula():

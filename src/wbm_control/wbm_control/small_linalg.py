@@ -64,3 +64,64 @@ def rotation_from_quaternion_xyzw(quaternion_xyzw: np.ndarray) -> np.ndarray:
             [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
         ]
     )
+
+
+Rows3 = tuple[tuple[float, float, float], tuple[float, float, float], tuple[float, float, float]]
+
+
+def unit_quaternion_of_rotation(
+    rows: Rows3 | list[list[float]],
+) -> tuple[float, float, float, float]:
+    """The unit quaternion (x, y, z, w) of a 3 x 3 rotation matrix given by rows, on floats.
+
+    ``pin.Quaternion(R)`` then ``normalize()``: Eigen's conversion (the trace branch, else the
+    largest diagonal entry's; trace summed m00 + (m11 + m22) as Eigen does) and its
+    normalization (squared norm summed (x^2 + z^2) + (y^2 + w^2), its two-lane order), the same
+    operations in the same order: bit-identical to Pinocchio's wheel on x86-64 (checked on
+    2e5 random matrices; another build may differ in the last bit). No pin.Quaternion object
+    (and none of eigenpy's per-call allocation, :mod:`wbm_description.rotation_quaternion`).
+    The matrix is not checked for orthonormality (as Pinocchio's).
+    """
+    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = rows
+    t = m00 + (m11 + m22)
+    if t > 0.0:
+        t = math.sqrt(t + 1.0)
+        w = 0.5 * t
+        t = 0.5 / t
+        x, y, z = (m21 - m12) * t, (m02 - m20) * t, (m10 - m01) * t
+    else:
+        m = (m00, m01, m02), (m10, m11, m12), (m20, m21, m22)
+        i = 1 if m11 > m00 else 0
+        if m22 > m[i][i]:
+            i = 2
+        j, k = (i + 1) % 3, (i + 2) % 3
+        t = math.sqrt(m[i][i] - m[j][j] - m[k][k] + 1.0)
+        c = [0.0, 0.0, 0.0]
+        c[i] = 0.5 * t
+        t = 0.5 / t
+        w = (m[k][j] - m[j][k]) * t
+        c[j] = (m[j][i] + m[i][j]) * t
+        c[k] = (m[k][i] + m[i][k]) * t
+        x, y, z = c
+    squared = (x * x + z * z) + (y * y + w * w)
+    if squared > 0.0:
+        n = math.sqrt(squared)
+        return x / n, y / n, z / n, w / n
+    return x, y, z, w
+
+
+def rotation_of_unit_quaternion(x: float, y: float, z: float, w: float) -> Rows3:
+    """The rotation matrix (rows) of a unit quaternion (x, y, z, w), on floats.
+
+    ``pin.Quaternion.toRotationMatrix()``: Eigen's formula, the same operations in the same
+    order (bit-identical; the quaternion is not normalized first, as Eigen's).
+    """
+    tx, ty, tz = 2.0 * x, 2.0 * y, 2.0 * z
+    twx, twy, twz = tx * w, ty * w, tz * w
+    txx, txy, txz = tx * x, ty * x, tz * x
+    tyy, tyz, tzz = ty * y, tz * y, tz * z
+    return (
+        (1.0 - (tyy + tzz), txy - twz, txz + twy),
+        (txy + twz, 1.0 - (txx + tzz), tyz - twx),
+        (txz - twy, tyz + twx, 1.0 - (txx + tyy)),
+    )
