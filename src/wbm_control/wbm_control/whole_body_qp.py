@@ -143,27 +143,28 @@ def build_whole_body_qp(
     g = np.zeros(n)
     if tasks:
         J = np.concatenate([task.jacobian for task in tasks])
-        w = np.concatenate([_row_weights(task) for task in tasks])
+        w = _stacked_row_weights(tasks)
         residual = np.concatenate([task.desired for task in tasks])
         residual -= np.concatenate([task.drift for task in tasks])
         WJ = w[:, None] * J
         H[:nv, :nv] = J.T @ WJ
         g[:nv] = -(WJ.T @ residual)
-    diagonal = H.reshape(-1)[:: n + 1]  # a view of the diagonal (H is C-contiguous)
-    diagonal += acceleration_regularization
-    diagonal[nv:] += wrench_weight
+    diagonal = H.ravel()[:: n + 1]  # a view of the diagonal (H is C-contiguous)
+    diagonal += _regularization(nv, n, acceleration_regularization, wrench_weight)
 
     # Equalities: floating-base rows of the equations of motion, then the contacts.
-    Jc = np.concatenate([c.jacobian for c in contacts]) if k else np.zeros((0, nv))
     A = np.zeros((base_dofs + 6 * k, n))
     b = np.empty(base_dofs + 6 * k)
     A[:base_dofs, :nv] = M[:base_dofs]
-    A[:base_dofs, nv:] = -Jc[:, :base_dofs].T
-    A[base_dofs:, :nv] = Jc
-    b[:base_dofs] = -h[:base_dofs]
+    np.negative(h[:base_dofs], out=b[:base_dofs])
     if k:
-        b[base_dofs:] = np.concatenate([c.desired for c in contacts])
-        b[base_dofs:] -= np.concatenate([c.drift for c in contacts])
+        Jc = np.concatenate([c.jacobian for c in contacts])
+        JcT = -Jc.T  # -J_c^T (nv x 6k): the wrenches' columns of the EoM rows
+        A[:base_dofs, nv:] = JcT[:base_dofs]
+        A[base_dofs:, :nv] = Jc
+        contact_rows = b[base_dofs:]
+        contact_rows[:] = np.concatenate([c.desired for c in contacts])
+        contact_rows -= np.concatenate([c.drift for c in contacts])
 
     # Inequalities: the cones (block diagonal), the normal forces, the torque limits.
     top, top_lower, top_upper = _contact_rows(contacts, nv, min_normal_force)
@@ -172,17 +173,80 @@ def build_whole_body_qp(
     C[:n_top] = top
     torque_matrix = C[n_top:]
     torque_matrix[:, :nv] = M[base_dofs:]
-    torque_matrix[:, nv:] = -Jc[:, base_dofs:].T
+    if k:
+        torque_matrix[:, nv:] = JcT[base_dofs:]
     torque_matrix = torque_matrix.copy()
     torque_offset = h[base_dofs:].copy()
     lower = np.empty(n_top + ndof)
     upper = np.empty(n_top + ndof)
     lower[:n_top] = top_lower
     upper[:n_top] = top_upper
-    lower[n_top:] = -limits - torque_offset
-    upper[n_top:] = limits - torque_offset
+    np.subtract(-limits, torque_offset, out=lower[n_top:])
+    np.subtract(limits, torque_offset, out=upper[n_top:])
     problem = DenseQP(H=H, g=g, A=A, b=b, C=C, l=lower, u=upper)
-    return WholeBodyQP(problem, nv, tuple(c.name for c in contacts), torque_matrix, torque_offset)
+    names = tuple([c.name for c in contacts])
+    return WholeBodyQP(problem, nv, names, torque_matrix, torque_offset)
+
+
+#: (nv, n, eps, w_f) to the read-only diagonal added to the Hessian: eps on the accelerations,
+#: eps + w_f on the wrenches (the sum the old two additions to a zero diagonal gave).
+_regularization_cache: dict[tuple[int, int, float, float], np.ndarray] = {}
+
+
+def _regularization(nv: int, n: int, epsilon: float, wrench_weight: float) -> np.ndarray:
+    """The Hessian's regularization diagonal (n,) (computed once per sizes and weights)."""
+    key = (nv, n, epsilon, wrench_weight)
+    diagonal = _regularization_cache.get(key)
+    if diagonal is None:
+        if len(_regularization_cache) > 16:
+            _regularization_cache.clear()
+        diagonal = np.full(n, epsilon, dtype=float)
+        diagonal[nv:] += wrench_weight
+        diagonal.flags.writeable = False
+        _regularization_cache[key] = diagonal
+    return diagonal
+
+
+#: The last tasks' weights (their objects) and their stacked row weights (read-only): the
+#: weights are settings or the tasks' constant arrays, the same objects at every step.
+_stacked_weights_cache: list[tuple[tuple, np.ndarray]] = []
+
+
+def _stacked_row_weights(tasks: Sequence[AccelerationTask]) -> np.ndarray:
+    """The tasks' row weights stacked (rows,), kept while the tasks' weights are the same.
+
+    The same means the same float values, or the same read-only arrays (compared by
+    identity, kept referenced), with the same row counts.
+    """
+    key = tuple([(task.weight, len(task.desired)) for task in tasks])
+    if _stacked_weights_cache:
+        cached_key, stacked = _stacked_weights_cache[0]
+        if len(cached_key) == len(key) and all(
+            _same_weight(a, b) for a, b in zip(cached_key, key, strict=True)
+        ):
+            return stacked
+    stacked = np.concatenate([_row_weights(task) for task in tasks])
+    if all(_constant_weight(task.weight) for task in tasks):
+        stacked.flags.writeable = False
+        _stacked_weights_cache[:] = [(key, stacked)]
+    return stacked
+
+
+def _constant_weight(weight: float | np.ndarray) -> bool:
+    """Whether a task weight cannot change under a cache (a float, or a read-only array)."""
+    return isinstance(weight, float) or (
+        isinstance(weight, np.ndarray) and not weight.flags.writeable
+    )
+
+
+def _same_weight(a: tuple, b: tuple) -> bool:
+    """Whether two (weight, rows) keys are the same rows of the same weights."""
+    (wa, ra), (wb, rb) = a, b
+    if ra != rb:
+        return False
+    if isinstance(wa, float) and isinstance(wb, float):
+        return wa == wb
+    return wa is wb
 
 
 #: (rows, scalar weight) to its read-only row weights: the tasks' weights are settings.

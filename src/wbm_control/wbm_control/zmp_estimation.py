@@ -10,7 +10,8 @@ world axes) change as
 
 so the total contact wrench about the world origin is f_c = dp/dt - m g,
 tau_c,O = dL_O/dt - c x m g, and the ZMP (= centre of pressure on flat ground) is the point of
-the ground plane about which its horizontal moment vanishes (:func:`center_of_pressure`).
+the ground plane about which its horizontal moment vanishes
+(:func:`~wbm_description.support_geometry.center_of_pressure`).
 The momentum rate is the finite difference of the momentum of successive estimates (p and L_O are
 about fixed points, so differencing them is exact up to the sampling), low-pass filtered: the
 estimated velocities carry the estimator's noise, which differentiation amplifies. A base
@@ -46,7 +47,6 @@ import pinocchio as pin
 from wbm_control.exceptions import InputError
 from wbm_control.robot_kinematics import RobotKinematics
 from wbm_control.small_linalg import cross3, solve_3x3
-from wbm_description.support_geometry import center_of_pressure
 from wbm_description.whole_body_model import WholeBodyModel
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
@@ -169,13 +169,25 @@ class ZmpEstimator:
     def momentum_with_base_velocity(
         self, kinematics: RobotKinematics, v: np.ndarray, still_base_velocity: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`shared_momentum` with the base linear velocity already solved (3,) [m/s]."""
-        hg = kinematics.centroidal_momentum.copy()
-        change = still_base_velocity - v[:3]
-        hg[:3] += self.mass * (kinematics.base_rotation @ change)
+        """:meth:`shared_momentum` with the base linear velocity already solved (3,) [m/s].
+
+        On floats: h_G's linear part plus m R (v_still - v_base), then its angular part plus
+        c x p (the products written out: a few dozen flops, not a dozen numpy calls).
+        """
+        h0, h1, h2, k0, k1, k2 = kinematics.centroidal_momentum.tolist()
+        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = kinematics.base_rotation.tolist()
+        s0, s1, s2 = still_base_velocity.tolist()
+        v0, v1, v2 = v[:3].tolist()
+        d0, d1, d2 = s0 - v0, s1 - v1, s2 - v2
+        m = self.mass
+        p0 = h0 + m * (r00 * d0 + r01 * d1 + r02 * d2)
+        p1 = h1 + m * (r10 * d0 + r11 * d1 + r12 * d2)
+        p2 = h2 + m * (r20 * d0 + r21 * d1 + r22 * d2)
         com = kinematics.com
-        hg[3:] += cross3(com, hg[:3])
-        return hg, com
+        c0, c1, c2 = com.tolist()
+        momentum = [p0, p1, p2, k0 + (c1 * p2 - c2 * p1), k1 + (c2 * p0 - c0 * p2)]
+        momentum.append(k2 + (c0 * p1 - c1 * p0))
+        return np.array(momentum), com
 
     def update(
         self,
@@ -225,7 +237,12 @@ class ZmpEstimator:
                 self._rate = self._rate + alpha * (rate - self._rate)
         self._momentum, self._time = momentum, float(time)
         wrench = self.contact_wrench(com, self._rate)
-        zmp = center_of_pressure(
-            [wrench], ground_height=ground_height, min_normal_force=self.min_normal_force
-        )
-        return ZmpEstimate(zmp, wrench, com)
+        return ZmpEstimate(self._center_of_pressure(wrench, ground_height), wrench, com)
+
+    def _center_of_pressure(self, wrench: np.ndarray, ground_height: float) -> np.ndarray | None:
+        """``support_geometry.center_of_pressure`` of one wrench (6,) on floats [m], or None."""
+        f0, f1, f2, t0, t1, _ = wrench.tolist()
+        if f2 < self.min_normal_force:
+            return None
+        h = ground_height
+        return np.array([(-t1 + h * f0) / f2, (t0 + h * f1) / f2, h])
