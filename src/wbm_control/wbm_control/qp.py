@@ -305,9 +305,12 @@ def is_optimal_on_active_set(
         return False
     h = rhs[solution.size :]
     bound = tolerance * (1.0 + (float(np.abs(h).max()) if h.size else 0.0))
-    if n_eq and not float(np.abs(problem.A @ solution - problem.b).max()) <= bound:
-        return False
-    Cx = problem.C @ solution
+    if n_eq:
+        residual = problem.A.dot(solution)  # dot: the BLAS product of @, without its dispatch
+        residual -= problem.b
+        if not float(np.abs(residual).max()) <= bound:
+            return False
+    Cx = problem.C.dot(solution)
     if Cx.size and not (
         float((Cx - problem.u).max()) <= bound and float((problem.l - Cx).max()) <= bound
     ):

@@ -147,8 +147,8 @@ def build_whole_body_qp(
         residual = np.concatenate([task.desired for task in tasks])
         residual -= np.concatenate([task.drift for task in tasks])
         WJ = w[:, None] * J
-        H[:nv, :nv] = J.T @ WJ
-        g[:nv] = -(WJ.T @ residual)
+        H[:nv, :nv] = J.T.dot(WJ)  # dot: the BLAS product of @, without its dispatch
+        g[:nv] = -(WJ.T.dot(residual))
     diagonal = H.ravel()[:: n + 1]  # a view of the diagonal (H is C-contiguous)
     diagonal += _regularization(nv, n, acceleration_regularization, wrench_weight)
 
@@ -207,29 +207,33 @@ def _regularization(nv: int, n: int, epsilon: float, wrench_weight: float) -> np
     return diagonal
 
 
-#: The last tasks' weights (their objects) and their stacked row weights (read-only): the
-#: weights are settings or the tasks' constant arrays, the same objects at every step.
-_stacked_weights_cache: list[tuple[tuple, np.ndarray]] = []
+#: The last tasks' weight key (:func:`_weight_key`), the weights it names (kept referenced, so
+#: that the ids in the key stay theirs) and their stacked row weights (read-only): the weights
+#: are settings or the tasks' constant arrays, the same objects at every step.
+_stacked_weights_cache: list[tuple[tuple, tuple, np.ndarray]] = []
 
 
 def _stacked_row_weights(tasks: Sequence[AccelerationTask]) -> np.ndarray:
     """The tasks' row weights stacked (rows,), kept while the tasks' weights are the same.
 
-    The same means the same float values, or the same read-only arrays (compared by
-    identity, kept referenced), with the same row counts.
+    The same means the same float values, or the same read-only arrays (by identity), with the
+    same row counts.
     """
-    key = tuple([(task.weight, len(task.desired)) for task in tasks])
-    if _stacked_weights_cache:
-        cached_key, stacked = _stacked_weights_cache[0]
-        if len(cached_key) == len(key) and all(
-            _same_weight(a, b) for a, b in zip(cached_key, key, strict=True)
-        ):
-            return stacked
+    key = tuple([_weight_key(task) for task in tasks])
+    if _stacked_weights_cache and _stacked_weights_cache[0][0] == key:
+        return _stacked_weights_cache[0][2]
     stacked = np.concatenate([_row_weights(task) for task in tasks])
-    if all(_constant_weight(task.weight) for task in tasks):
+    weights = tuple([task.weight for task in tasks])
+    if all(_constant_weight(weight) for weight in weights):
         stacked.flags.writeable = False
-        _stacked_weights_cache[:] = [(key, stacked)]
+        _stacked_weights_cache[:] = [(key, weights, stacked)]
     return stacked
+
+
+def _weight_key(task: AccelerationTask) -> tuple:
+    """(the weight if a float else its id, the task's rows): compared as a plain tuple."""
+    weight = task.weight
+    return (weight if isinstance(weight, float) else id(weight), len(task.desired))
 
 
 def _constant_weight(weight: float | np.ndarray) -> bool:
@@ -237,16 +241,6 @@ def _constant_weight(weight: float | np.ndarray) -> bool:
     return isinstance(weight, float) or (
         isinstance(weight, np.ndarray) and not weight.flags.writeable
     )
-
-
-def _same_weight(a: tuple, b: tuple) -> bool:
-    """Whether two (weight, rows) keys are the same rows of the same weights."""
-    (wa, ra), (wb, rb) = a, b
-    if ra != rb:
-        return False
-    if isinstance(wa, float) and isinstance(wb, float):
-        return wa == wb
-    return wa is wb
 
 
 #: (rows, scalar weight) to its read-only row weights: the tasks' weights are settings.
@@ -271,9 +265,10 @@ def _row_weights(task: AccelerationTask) -> np.ndarray:
     return np.full(len(task.desired), weight, dtype=float)
 
 
-#: The last contacts' cone and normal-force rows: the cones are the held soles' (read-only,
-#: computed once per hold, :meth:`~wbm_control.contacts.ActiveContact.cone`), so the rows of
-#: the same cone arrays are the same at every step.
+#: The last contacts' cone and normal-force rows, with their cones and key (nv, f_min, the
+#: cones' ids): the cones are the held soles' (read-only, computed once per hold,
+#: :meth:`~wbm_control.contacts.ActiveContact.cone`), so the rows of the same cone arrays are
+#: the same at every step.
 _contact_rows_cache: list[tuple[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]]] = []
 
 
@@ -285,13 +280,10 @@ def _contact_rows(
     Computed once while the contacts' cone arrays (compared by identity, kept referenced),
     nv and the minimum normal force are those of the last call (read-only arrays).
     """
-    cones = tuple(c.cone for c in contacts)
-    key = (nv, float(min_normal_force))
-    if _contact_rows_cache:
-        (cached_cones, cached_key), rows = _contact_rows_cache[0]
-        if cached_key == key and len(cached_cones) == len(cones):
-            if all(a is b for a, b in zip(cached_cones, cones, strict=True)):
-                return rows
+    cones = tuple([c.cone for c in contacts])
+    key = (nv, float(min_normal_force), tuple([id(cone) for cone in cones]))
+    if _contact_rows_cache and _contact_rows_cache[0][0][1] == key:
+        return _contact_rows_cache[0][1]
     k = len(contacts)
     cone_sizes = [cone.shape[0] for cone in cones]
     n_cone = sum(cone_sizes)
@@ -311,7 +303,7 @@ def _contact_rows(
     if all(not cone.flags.writeable for cone in cones):  # cached only for constant cones
         for array in rows:
             array.flags.writeable = False
-        _contact_rows_cache[:] = [((cones, key), rows)]
+        _contact_rows_cache[:] = [((cones, key), rows)]  # the cones referenced: their ids hold
     return rows
 
 
@@ -321,7 +313,8 @@ def read_solution(qp: WholeBodyQP, x: np.ndarray) -> WholeBodySolution:
     wrenches = {
         name: x[nv + 6 * i : nv + 6 * i + 6].copy() for i, name in enumerate(qp.contact_names)
     }
-    torques = qp.torque_matrix @ x + qp.torque_offset
+    torques = qp.torque_matrix.dot(x)
+    torques += qp.torque_offset
     return WholeBodySolution(x[:nv].copy(), wrenches, torques, x)
 
 

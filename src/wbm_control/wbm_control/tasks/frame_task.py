@@ -31,7 +31,7 @@ def pose_error(target: pin.SE3, current: pin.SE3) -> np.ndarray:
     """(p* - p, log3(R* R^T)) in world axes [m, rad]: the twist that moves current to target."""
     error = np.empty(6)
     np.subtract(target.translation, current.translation, out=error[:3])
-    error[3:] = pin.log3(target.rotation @ current.rotation.T)
+    error[3:] = pin.log3(target.rotation.dot(current.rotation.T))  # dot: @ without dispatch
     return error
 
 
