@@ -228,20 +228,38 @@ class ZmpEstimator:
                 v = self.base_velocity_holding(q, v, still_frames)
             momentum, com = self.momentum_about_origin(q, v)
         if self._momentum is not None and self._time is not None and time > self._time:
-            dt = time - self._time
-            rate = (momentum - self._momentum) / dt
-            if self.cutoff is None:
-                self._rate = rate
-            else:
-                alpha = dt / (dt + 1.0 / (2.0 * np.pi * self.cutoff))
-                self._rate = self._rate + alpha * (rate - self._rate)
+            self._rate = self._filtered_rate(momentum, time - self._time)
         self._momentum, self._time = momentum, float(time)
-        wrench = self.contact_wrench(com, self._rate)
-        return ZmpEstimate(self._center_of_pressure(wrench, ground_height), wrench, com)
+        wrench = self._contact_wrench_floats(com, self._rate)
+        return ZmpEstimate(self._center_of_pressure(wrench, ground_height), np.array(wrench), com)
 
-    def _center_of_pressure(self, wrench: np.ndarray, ground_height: float) -> np.ndarray | None:
+    def _filtered_rate(self, momentum: np.ndarray, dt: float) -> np.ndarray:
+        """The momentum rate (6,) after ``dt`` [s], low-passed (on floats, numpy's arithmetic)."""
+        pairs = zip(momentum.tolist(), self._momentum.tolist(), strict=True)
+        rate = [(a - b) / dt for a, b in pairs]
+        if self.cutoff is None:
+            return np.array(rate)
+        alpha = dt / (dt + 1.0 / (2.0 * np.pi * self.cutoff))
+        pairs = zip(self._rate.tolist(), rate, strict=True)
+        return np.array([r + alpha * (x - r) for r, x in pairs])
+
+    def _contact_wrench_floats(self, com: np.ndarray, momentum_rate: np.ndarray) -> list[float]:
+        """:meth:`contact_wrench` on floats (the same operations): (force, torque) [N, N m]."""
+        w0, w1, w2 = (self.mass * self.gravity).tolist()
+        c0, c1, c2 = com.tolist()
+        r0, r1, r2, r3, r4, r5 = momentum_rate.tolist()
+        return [
+            r0 - w0,
+            r1 - w1,
+            r2 - w2,
+            r3 - (c1 * w2 - c2 * w1),
+            r4 - (c2 * w0 - c0 * w2),
+            r5 - (c0 * w1 - c1 * w0),
+        ]
+
+    def _center_of_pressure(self, wrench: list[float], ground_height: float) -> np.ndarray | None:
         """``support_geometry.center_of_pressure`` of one wrench (6,) on floats [m], or None."""
-        f0, f1, f2, t0, t1, _ = wrench.tolist()
+        f0, f1, f2, t0, t1, _ = wrench
         if f2 < self.min_normal_force:
             return None
         h = ground_height
