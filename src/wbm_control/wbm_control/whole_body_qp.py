@@ -44,6 +44,20 @@ class AccelerationTask:
     desired: np.ndarray
     weight: float | np.ndarray
 
+    def __init__(
+        self,
+        name: str,
+        jacobian: np.ndarray,
+        drift: np.ndarray,
+        desired: np.ndarray,
+        weight: float | np.ndarray,
+    ):
+        # The fields set straight into the instance (frozen dataclasses set each one through
+        # object.__setattr__: twice the time, for objects built every step).
+        fields = self.__dict__
+        fields["name"], fields["jacobian"], fields["drift"] = name, jacobian, drift
+        fields["desired"], fields["weight"] = desired, weight
+
 
 @dataclass(frozen=True)
 class ContactConstraint:
@@ -62,6 +76,19 @@ class ContactConstraint:
     drift: np.ndarray
     desired: np.ndarray
     cone: np.ndarray
+
+    def __init__(
+        self,
+        name: str,
+        jacobian: np.ndarray,
+        drift: np.ndarray,
+        desired: np.ndarray,
+        cone: np.ndarray,
+    ):
+        # As AccelerationTask's: the fields set straight into the instance.
+        fields = self.__dict__
+        fields["name"], fields["jacobian"], fields["drift"] = name, jacobian, drift
+        fields["desired"], fields["cone"] = desired, cone
 
 
 @dataclass(frozen=True)
@@ -82,6 +109,19 @@ class WholeBodyQP:
     torque_matrix: np.ndarray
     torque_offset: np.ndarray
 
+    def __init__(
+        self,
+        problem: DenseQP,
+        nv: int,
+        contact_names: tuple[str, ...],
+        torque_matrix: np.ndarray,
+        torque_offset: np.ndarray,
+    ):
+        # As AccelerationTask's: the fields set straight into the instance.
+        fields = self.__dict__
+        fields["problem"], fields["nv"], fields["contact_names"] = problem, nv, contact_names
+        fields["torque_matrix"], fields["torque_offset"] = torque_matrix, torque_offset
+
 
 @dataclass(frozen=True)
 class WholeBodySolution:
@@ -98,6 +138,18 @@ class WholeBodySolution:
     wrenches: dict[str, np.ndarray]
     torques: np.ndarray
     x: np.ndarray
+
+    def __init__(
+        self,
+        acceleration: np.ndarray,
+        wrenches: dict[str, np.ndarray],
+        torques: np.ndarray,
+        x: np.ndarray,
+    ):
+        # As AccelerationTask's: the fields set straight into the instance.
+        fields = self.__dict__
+        fields["acceleration"], fields["wrenches"] = acceleration, wrenches
+        fields["torques"], fields["x"] = torques, x
 
 
 def build_whole_body_qp(

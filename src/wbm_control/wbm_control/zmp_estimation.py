@@ -68,6 +68,12 @@ class ZmpEstimate:
     contact_wrench: np.ndarray
     com: np.ndarray
 
+    def __init__(self, zmp: np.ndarray | None, contact_wrench: np.ndarray, com: np.ndarray):
+        # The fields set straight into the instance (a frozen dataclass sets each one through
+        # object.__setattr__: twice the time, for an object built every step).
+        fields = self.__dict__
+        fields["zmp"], fields["contact_wrench"], fields["com"] = zmp, contact_wrench, com
+
 
 class ZmpEstimator:
     """The ZMP from the momentum rate of successive states (see the module docstring).
