@@ -69,6 +69,11 @@ class DenseQP:
     l: np.ndarray  # noqa: E741 (proxsuite's name)
     u: np.ndarray
 
+    def copy(self) -> DenseQP:
+        """A copy with arrays of its own (to keep a QP built in a reused workspace)."""
+        arrays = (self.H, self.g, self.A, self.b, self.C, self.l, self.u)
+        return DenseQP(*[array.copy() for array in arrays])
+
     @property
     def dimensions(self) -> tuple[int, int, int]:
         """(n variables, n equalities, n inequalities)."""

@@ -152,6 +152,42 @@ class WholeBodySolution:
         fields["torques"], fields["x"] = torques, x
 
 
+class WholeBodyQPWorkspace:
+    """The arrays of the whole-body QP, kept between builds (``build_whole_body_qp(workspace=)``).
+
+    One QP per contact set: while nv, the base rows, the contacts (names and cone rows) and the
+    regularization are those of the last build, the next build refills the same arrays in place
+    and returns the same :class:`WholeBodyQP`; its constant blocks (the zeros, the cone and
+    normal-force rows and their bounds, the wrenches' regularization) are written once. A QP
+    built with a workspace is overwritten by the workspace's next build: copy what you keep
+    (:meth:`~wbm_control.qp.DenseQP.copy`). Its torque matrix is a view of the QP's torque rows.
+    """
+
+    def __init__(self) -> None:
+        self._qp: WholeBodyQP | None = None
+        self._key: tuple | None = None
+        self._regularization: np.ndarray | None = None
+        self._rows: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def qp_for(
+        self,
+        nv: int,
+        base_dofs: int,
+        names: tuple[str, ...],
+        rows: tuple[np.ndarray, np.ndarray, np.ndarray],
+        regularization: np.ndarray,
+    ) -> WholeBodyQP:
+        """The workspace's QP for these sizes, contacts and regularization (its arrays)."""
+        key = (nv, base_dofs, names, rows[0].shape)
+        if self._qp is None or key != self._key or regularization is not self._regularization:
+            self._qp = _new_qp(nv, base_dofs, names, rows, regularization, separate=False)
+            self._key, self._regularization, self._rows = key, regularization, rows
+        elif rows is not self._rows:  # other cone rows (the cached ones are kept by identity)
+            _set_contact_rows(self._qp.problem, rows)
+            self._rows = rows
+        return self._qp
+
+
 def build_whole_body_qp(
     mass_matrix: np.ndarray,
     bias_forces: np.ndarray,
@@ -163,6 +199,7 @@ def build_whole_body_qp(
     wrench_weight: float = 1e-5,
     acceleration_regularization: float = 1e-6,
     min_normal_force: float = 0.0,
+    workspace: WholeBodyQPWorkspace | None = None,
 ) -> WholeBodyQP:
     """Assemble the whole-body QP (see the module docstring).
 
@@ -176,6 +213,8 @@ def build_whole_body_qp(
         wrench_weight: w_f [1/N^2].
         acceleration_regularization: eps [-], keeps the Hessian positive definite.
         min_normal_force: Lower bound of each contact's normal force f_z [N].
+        workspace: Where to write the QP (:class:`WholeBodyQPWorkspace`: its arrays, refilled
+            at its next build); None: new arrays.
     """
     M = np.asarray(mass_matrix, dtype=float)
     h = np.asarray(bias_forces, dtype=float)
@@ -184,15 +223,61 @@ def build_whole_body_qp(
         raise InputError(
             "mass_matrix/bias_forces", f"({nv}, {nv}) and ({nv},)", (M.shape, h.shape)
         )
-    ndof = nv - base_dofs
     limits = np.asarray(torque_limits, dtype=float)
-    if limits.shape != (ndof,):
-        raise InputError("torque_limits", f"{ndof} values", limits.shape)
-    k = len(contacts)
-    n = nv + 6 * k
-    # Cost: the tasks stacked into one weighted least-squares term (one product, no loop).
+    if limits.shape != (nv - base_dofs,):
+        raise InputError("torque_limits", f"{nv - base_dofs} values", limits.shape)
+    names = tuple([c.name for c in contacts])
+    n = nv + 6 * len(contacts)
+    regularization = _regularization(nv, n, acceleration_regularization, wrench_weight)
+    rows = _contact_rows(contacts, nv, min_normal_force)
+    if workspace is None:
+        qp = _new_qp(nv, base_dofs, names, rows, regularization, separate=True)
+    else:
+        qp = workspace.qp_for(nv, base_dofs, names, rows, regularization)
+    _fill_cost(qp, tasks, regularization)
+    _fill_dynamics(qp, M, h, contacts, limits, base_dofs, separate=workspace is None)
+    return qp
+
+
+def _new_qp(
+    nv: int,
+    base_dofs: int,
+    names: tuple[str, ...],
+    rows: tuple[np.ndarray, np.ndarray, np.ndarray],
+    regularization: np.ndarray,
+    *,
+    separate: bool,
+) -> WholeBodyQP:
+    """The QP's arrays with their constant blocks set (the rest is filled by each build).
+
+    ``separate``: the torque matrix its own array (else a view of the QP's torque rows).
+    """
+    n, n_eq = nv + 6 * len(names), base_dofs + 6 * len(names)
+    n_in, ndof = rows[0].shape[0] + nv - base_dofs, nv - base_dofs
     H = np.zeros((n, n))
-    g = np.zeros(n)
+    H.ravel()[:: n + 1][nv:] = regularization[nv:]  # the wrenches' diagonal: eps + w_f
+    C = np.empty((n_in, n))
+    A, b, lower, upper = np.zeros((n_eq, n)), np.empty(n_eq), np.empty(n_in), np.empty(n_in)
+    problem = DenseQP(H=H, g=np.zeros(n), A=A, b=b, C=C, l=lower, u=upper)
+    _set_contact_rows(problem, rows)
+    torque_matrix = np.empty((ndof, n)) if separate else C[n_in - ndof :]
+    return WholeBodyQP(problem, nv, names, torque_matrix, np.empty(ndof))
+
+
+def _set_contact_rows(problem: DenseQP, rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+    """Write the cone and normal-force rows and their bounds (the first inequality rows)."""
+    top, top_lower, top_upper = rows
+    n_top = top.shape[0]
+    problem.C[:n_top] = top
+    problem.l[:n_top] = top_lower
+    problem.u[:n_top] = top_upper
+
+
+def _fill_cost(
+    qp: WholeBodyQP, tasks: Sequence[AccelerationTask], regularization: np.ndarray
+) -> None:
+    """The cost: the tasks stacked into one weighted least-squares term (one product)."""
+    H, g, nv = qp.problem.H, qp.problem.g, qp.nv
     if tasks:
         J = np.concatenate([task.jacobian for task in tasks])
         w = _stacked_row_weights(tasks)
@@ -200,16 +285,34 @@ def build_whole_body_qp(
         residual -= np.concatenate([task.drift for task in tasks])
         WJ = w[:, None] * J
         H[:nv, :nv] = J.T.dot(WJ)  # dot: the BLAS product of @, without its dispatch
-        g[:nv] = -(WJ.T.dot(residual))
-    diagonal = H.ravel()[:: n + 1]  # a view of the diagonal (H is C-contiguous)
-    diagonal += _regularization(nv, n, acceleration_regularization, wrench_weight)
+        np.negative(WJ.T.dot(residual), out=g[:nv])
+    else:
+        H[:nv, :nv] = 0.0
+        g[:nv] = 0.0
+    n = H.shape[0]
+    diagonal = H.ravel()[: nv * (n + 1) : n + 1]  # a view of the accelerations' diagonal
+    diagonal += regularization[:nv]
 
-    # Equalities: floating-base rows of the equations of motion, then the contacts.
-    A = np.zeros((base_dofs + 6 * k, n))
-    b = np.empty(base_dofs + 6 * k)
+
+def _fill_dynamics(
+    qp: WholeBodyQP,
+    M: np.ndarray,
+    h: np.ndarray,
+    contacts: Sequence[ContactConstraint],
+    limits: np.ndarray,
+    base_dofs: int,
+    *,
+    separate: bool,
+) -> None:
+    """The equalities (floating-base rows of the EoM, then the contacts) and the torque rows."""
+    p, nv = qp.problem, qp.nv
+    A, b = p.A, p.b
+    n_top = p.C.shape[0] - (nv - base_dofs)
+    torque_rows = p.C[n_top:]
     A[:base_dofs, :nv] = M[:base_dofs]
     np.negative(h[:base_dofs], out=b[:base_dofs])
-    if k:
+    torque_rows[:, :nv] = M[base_dofs:]
+    if contacts:
         Jc = np.concatenate([c.jacobian for c in contacts])
         JcT = -Jc.T  # -J_c^T (nv x 6k): the wrenches' columns of the EoM rows
         A[:base_dofs, nv:] = JcT[:base_dofs]
@@ -217,27 +320,13 @@ def build_whole_body_qp(
         contact_rows = b[base_dofs:]
         contact_rows[:] = np.concatenate([c.desired for c in contacts])
         contact_rows -= np.concatenate([c.drift for c in contacts])
-
-    # Inequalities: the cones (block diagonal), the normal forces, the torque limits.
-    top, top_lower, top_upper = _contact_rows(contacts, nv, min_normal_force)
-    n_top = top.shape[0]
-    C = np.empty((n_top + ndof, n))
-    C[:n_top] = top
-    torque_matrix = C[n_top:]
-    torque_matrix[:, :nv] = M[base_dofs:]
-    if k:
-        torque_matrix[:, nv:] = JcT[base_dofs:]
-    torque_matrix = torque_matrix.copy()
-    torque_offset = h[base_dofs:].copy()
-    lower = np.empty(n_top + ndof)
-    upper = np.empty(n_top + ndof)
-    lower[:n_top] = top_lower
-    upper[:n_top] = top_upper
-    np.subtract(-limits, torque_offset, out=lower[n_top:])
-    np.subtract(limits, torque_offset, out=upper[n_top:])
-    problem = DenseQP(H=H, g=g, A=A, b=b, C=C, l=lower, u=upper)
-    names = tuple([c.name for c in contacts])
-    return WholeBodyQP(problem, nv, names, torque_matrix, torque_offset)
+        torque_rows[:, nv:] = JcT[base_dofs:]
+    if separate:
+        np.copyto(qp.torque_matrix, torque_rows)
+    offset = qp.torque_offset
+    np.copyto(offset, h[base_dofs:])
+    np.subtract(-limits, offset, out=p.l[n_top:])
+    np.subtract(limits, offset, out=p.u[n_top:])
 
 
 #: (nv, n, eps, w_f) to the read-only diagonal added to the Hessian: eps on the accelerations,
