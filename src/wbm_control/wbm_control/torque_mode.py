@@ -142,7 +142,13 @@ class TorqueMode:
         limits = self.model.torque_limits
         torques = solution.torques
         if settings.torque.friction_compensation:
-            torques = torques - self.model.friction_torques(v[6:])
+            # Minus the model's friction_torques -(k_v dq + k_c sign(dq)) [N m] (a - (-b) is
+            # a + b exactly), without its input check: v is the estimate's, finite (else the QP
+            # would have failed).
+            model, dq = self.model, v[6:]
+            opposed = model.viscous_friction * dq
+            opposed += model.coulomb_friction * np.sign(dq)
+            torques = torques + opposed
         torques = np.minimum(np.maximum(torques, -limits), limits)  # np.clip, without its overhead
         if settings.torque.servo_references:
             dt = settings.control_period
