@@ -373,8 +373,11 @@ def test_the_faster_step_computes_what_the_step_before_computed(icub, mode, monk
     if mode == "torque":
         build = torque_mode.build_whole_body_qp
 
-        def compared_build(*args, **kwargs):
-            new, old = build(*args, **kwargs), build_whole_body_qp_before(*args, **kwargs)
+        def compared_build(*args, workspace=None, **kwargs):
+            # The workspace (the arrays the mode keeps) is where the new build writes; the
+            # formula before had none.
+            new = build(*args, workspace=workspace, **kwargs)
+            old = build_whole_body_qp_before(*args, **kwargs)
             _same_problem(new.problem, old.problem, "whole-body QP")
             _close(new.torque_matrix, old.torque_matrix, "torque matrix")
             _close(new.torque_offset, old.torque_offset, "torque offset")

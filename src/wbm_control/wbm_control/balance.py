@@ -169,25 +169,37 @@ def static_equilibrium_margin(com: np.ndarray, support_polygon: np.ndarray) -> f
         # Inside: the distance to the nearest edge line (polygon_margin's value: n_i . c - d_i
         # over the edges, on floats); outside, the distance to the nearest edge segment below.
         x, y = point.tolist()
-        inside = min(n0 * x + n1 * y - d for (n0, n1), d in _half_plane_floats(hull))
+        inside = min(n0 * x + n1 * y - d for n0, n1, d in _half_plane_floats(hull))
         if inside >= 0.0:
             return inside
     return polygon_margin(point, hull)
 
 
-#: The last read-only hull's half planes as floats ((n_x, n_y), d) at margin 0.
-_half_plane_floats_cache: list[tuple[np.ndarray, list]] = []
+#: Margin to (read-only hull, its half planes as floats) of the last such hull asked for.
+_half_plane_floats_cache: dict[float, tuple[np.ndarray, list[tuple[float, float, float]]]] = {}
 
 
-def _half_plane_floats(hull: np.ndarray) -> list[tuple[list[float], float]]:
-    """:func:`_inward_half_planes` at margin 0 as Python floats (kept for a read-only hull)."""
-    if _half_plane_floats_cache and _half_plane_floats_cache[0][0] is hull:
-        return _half_plane_floats_cache[0][1]
-    normals, offsets = _inward_half_planes(hull, 0.0)
-    planes = list(zip(normals.tolist(), offsets.tolist(), strict=True))
+def _half_plane_floats(hull: np.ndarray, margin: float = 0.0) -> list[tuple[float, float, float]]:
+    """:func:`_inward_half_planes` as Python floats (n_x, n_y, d), kept for a read-only hull."""
+    cached = _half_plane_floats_cache.get(margin)
+    if cached is not None and cached[0] is hull:
+        return cached[1]
+    normals, offsets = _inward_half_planes(hull, margin)
+    planes = [(n0, n1, d) for (n0, n1), d in zip(normals.tolist(), offsets.tolist(), strict=True)]
     if not hull.flags.writeable:
-        _half_plane_floats_cache[:] = [(hull, planes)]
+        if len(_half_plane_floats_cache) > 8:
+            _half_plane_floats_cache.clear()
+        _half_plane_floats_cache[margin] = (hull, planes)
     return planes
+
+
+def inside_polygon(x: float, y: float, hull: np.ndarray, margin: float = 0.0) -> bool:
+    """Whether (x, y) [m] is inside a convex polygon shrunk by ``margin`` [m].
+
+    :func:`project_into_polygon`'s test (n_i . p >= d_i - 1e-12 on every edge), on floats:
+    when it holds the projection is the point itself.
+    """
+    return all(n0 * x + n1 * y >= d - 1e-12 for n0, n1, d in _half_plane_floats(hull, margin))
 
 
 def is_statically_stable(com: np.ndarray, support_polygon: np.ndarray) -> bool:
@@ -250,10 +262,15 @@ class DcmStabilizer:
         v = np.asarray(com_velocity, dtype=float)[:2].tolist()
         r = np.asarray(com_ref, dtype=float)[:2].tolist()
         gain = 1.0 + self.gain / omega
-        zmp = np.empty(2)
+        zmp_xy = []
         for i in range(2):
             xi, xi_ref = c[i] + v[i] / omega, r[i] + cd[i] / omega
-            zmp[i] = (xi_ref - (cd[i] + cdd[i] / omega) / omega) + gain * (xi - xi_ref)
-        if support_polygon is not None and len(support_polygon) >= 3:
+            zmp_xy.append((xi_ref - (cd[i] + cdd[i] / omega) / omega) + gain * (xi - xi_ref))
+        zmp = np.array(zmp_xy)
+        if (
+            support_polygon is not None
+            and len(support_polygon) >= 3
+            and not inside_polygon(zmp_xy[0], zmp_xy[1], support_polygon, self.zmp_margin)
+        ):
             zmp = project_into_polygon(zmp, support_polygon, self.zmp_margin)
         return omega**2 * (com[:2] - zmp), zmp

@@ -219,7 +219,7 @@ def benchmark_steps(
     )
     controller = WholeBodyController(model, settings.replace(mode="torque"))
     controller.step(readings)
-    problem = controller.mode.last_qp.problem
+    problem = controller.mode.last_qp.problem.copy()  # the mode refills its QP at each step
     n, n_eq, n_in = problem.dimensions
     solver = controller.mode.solver
     x = solver.solve(problem)

@@ -69,6 +69,11 @@ class DenseQP:
     l: np.ndarray  # noqa: E741 (proxsuite's name)
     u: np.ndarray
 
+    def copy(self) -> DenseQP:
+        """A copy with arrays of its own (to keep a QP built in a reused workspace)."""
+        arrays = (self.H, self.g, self.A, self.b, self.C, self.l, self.u)
+        return DenseQP(*[array.copy() for array in arrays])
+
     @property
     def dimensions(self) -> tuple[int, int, int]:
         """(n variables, n equalities, n inequalities)."""
@@ -305,9 +310,12 @@ def is_optimal_on_active_set(
         return False
     h = rhs[solution.size :]
     bound = tolerance * (1.0 + (float(np.abs(h).max()) if h.size else 0.0))
-    if n_eq and not float(np.abs(problem.A @ solution - problem.b).max()) <= bound:
-        return False
-    Cx = problem.C @ solution
+    if n_eq:
+        residual = problem.A.dot(solution)  # dot: the BLAS product of @, without its dispatch
+        residual -= problem.b
+        if not float(np.abs(residual).max()) <= bound:
+            return False
+    Cx = problem.C.dot(solution)
     if Cx.size and not (
         float((Cx - problem.u).max()) <= bound and float((problem.l - Cx).max()) <= bound
     ):

@@ -19,6 +19,10 @@ import pinocchio as pin
 
 LOCAL_WORLD_ALIGNED = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 ACCELERATION = pin.KinematicLevel.ACCELERATION
+# Pinocchio's frame getters, bound once (15 calls a step).
+_classical_acceleration = pin.getFrameClassicalAcceleration
+_frame_velocity = pin.getFrameVelocity
+_frame_jacobian = pin.getFrameJacobian
 
 _LOWER_TRIANGLES: dict[int, np.ndarray] = {}
 
@@ -98,21 +102,19 @@ class RobotKinematics:
         self.com = data.com[0].copy()
         self.com_velocity = data.vcom[0].copy()
         self.com_drift = data.acom[0].copy()
-        self.placements = {fid: data.oMf[fid].copy() for fid in frame_ids}
+        oMf = data.oMf
+        self.placements = {fid: oMf[fid].copy() for fid in frame_ids}
         if not dynamics:
             for fid in frame_ids:
                 self.jacobians[fid] = pin.getFrameJacobian(model, data, fid, LOCAL_WORLD_ALIGNED)
             # From the joint Jacobians and the CoM just computed (no pass of its own).
             self.com_jacobian = pin.jacobianCenterOfMass(model, data, False).copy()
             return
+        drifts, velocities, jacobians = self.drifts, self.velocities, self.jacobians
         for fid in frame_ids:
-            self.drifts[fid] = pin.getFrameClassicalAcceleration(
-                model, data, fid, LOCAL_WORLD_ALIGNED
-            ).vector
-            self.velocities[fid] = pin.getFrameVelocity(
-                model, data, fid, LOCAL_WORLD_ALIGNED
-            ).vector
-            self.jacobians[fid] = pin.getFrameJacobian(model, data, fid, LOCAL_WORLD_ALIGNED)
+            drifts[fid] = _classical_acceleration(model, data, fid, LOCAL_WORLD_ALIGNED).vector
+            velocities[fid] = _frame_velocity(model, data, fid, LOCAL_WORLD_ALIGNED).vector
+            jacobians[fid] = _frame_jacobian(model, data, fid, LOCAL_WORLD_ALIGNED)
         self.com_jacobian = data.Jcom.copy()
         # M: Pinocchio fills its upper triangle; mirrored into the lower one (copies, no sums).
         M = data.M.copy()

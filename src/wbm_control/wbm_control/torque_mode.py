@@ -29,6 +29,7 @@ from wbm_control.whole_body_qp import (
     AccelerationTask,
     ContactConstraint,
     WholeBodyQP,
+    WholeBodyQPWorkspace,
     WholeBodySolution,
     build_whole_body_qp,
     solve_whole_body_qp,
@@ -46,7 +47,11 @@ class TorqueMode:
     Attributes:
         solver: The QP solver (its workspace is kept between steps: warm start; the last
             polished active set is tried first, ``active_set_first``).
-        last_qp: The QP of the last step, for inspection (tests, benchmark).
+        last_qp: The QP of the last step, for inspection (tests, benchmark). Its arrays are
+            the mode's workspace (``qp_workspace``), refilled in place at the next step: copy
+            what is kept past it (:meth:`~wbm_control.qp.DenseQP.copy`).
+        qp_workspace: The QP's arrays, kept while the held soles are the same
+            (:class:`~wbm_control.whole_body_qp.WholeBodyQPWorkspace`).
         timings: Wall time [s] of each part of the last step: ``QP build`` (balance, tasks,
             constraints, assembly), ``solve`` (proxsuite; only the solver's call when the last
             active set answered), ``polish`` (the exact solution on its active set,
@@ -62,6 +67,7 @@ class TorqueMode:
         self.data = model.model.createData()
         self.solver = DenseQPSolver(name="whole_body_qp", polish=True, active_set_first=True)
         self.last_qp: WholeBodyQP | None = None
+        self.qp_workspace = WholeBodyQPWorkspace()
         self.timings: dict[str, float] = {}
         self.fallback: QpFallback | None = None
 
@@ -112,7 +118,7 @@ class TorqueMode:
         constraints: Sequence[ContactConstraint],
         settings: TorqueSettings,
     ) -> WholeBodyQP:
-        """The whole-body QP of this step."""
+        """The whole-body QP of this step, in :attr:`qp_workspace` (refilled at the next step)."""
         return build_whole_body_qp(
             kinematics.mass_matrix,
             kinematics.bias_forces,
@@ -122,6 +128,7 @@ class TorqueMode:
             wrench_weight=settings.wrench_weight,
             acceleration_regularization=settings.acceleration_regularization,
             min_normal_force=settings.min_normal_force,
+            workspace=self.qp_workspace,
         )
 
     def command(
@@ -135,7 +142,13 @@ class TorqueMode:
         limits = self.model.torque_limits
         torques = solution.torques
         if settings.torque.friction_compensation:
-            torques = torques - self.model.friction_torques(v[6:])
+            # Minus the model's friction_torques -(k_v dq + k_c sign(dq)) [N m] (a - (-b) is
+            # a + b exactly), without its input check: v is the estimate's, finite (else the QP
+            # would have failed).
+            model, dq = self.model, v[6:]
+            opposed = model.viscous_friction * dq
+            opposed += model.coulomb_friction * np.sign(dq)
+            torques = torques + opposed
         torques = np.minimum(np.maximum(torques, -limits), limits)  # np.clip, without its overhead
         if settings.torque.servo_references:
             dt = settings.control_period

@@ -44,6 +44,20 @@ class AccelerationTask:
     desired: np.ndarray
     weight: float | np.ndarray
 
+    def __init__(
+        self,
+        name: str,
+        jacobian: np.ndarray,
+        drift: np.ndarray,
+        desired: np.ndarray,
+        weight: float | np.ndarray,
+    ):
+        # The fields set straight into the instance (frozen dataclasses set each one through
+        # object.__setattr__: twice the time, for objects built every step).
+        fields = self.__dict__
+        fields["name"], fields["jacobian"], fields["drift"] = name, jacobian, drift
+        fields["desired"], fields["weight"] = desired, weight
+
 
 @dataclass(frozen=True)
 class ContactConstraint:
@@ -62,6 +76,19 @@ class ContactConstraint:
     drift: np.ndarray
     desired: np.ndarray
     cone: np.ndarray
+
+    def __init__(
+        self,
+        name: str,
+        jacobian: np.ndarray,
+        drift: np.ndarray,
+        desired: np.ndarray,
+        cone: np.ndarray,
+    ):
+        # As AccelerationTask's: the fields set straight into the instance.
+        fields = self.__dict__
+        fields["name"], fields["jacobian"], fields["drift"] = name, jacobian, drift
+        fields["desired"], fields["cone"] = desired, cone
 
 
 @dataclass(frozen=True)
@@ -82,6 +109,19 @@ class WholeBodyQP:
     torque_matrix: np.ndarray
     torque_offset: np.ndarray
 
+    def __init__(
+        self,
+        problem: DenseQP,
+        nv: int,
+        contact_names: tuple[str, ...],
+        torque_matrix: np.ndarray,
+        torque_offset: np.ndarray,
+    ):
+        # As AccelerationTask's: the fields set straight into the instance.
+        fields = self.__dict__
+        fields["problem"], fields["nv"], fields["contact_names"] = problem, nv, contact_names
+        fields["torque_matrix"], fields["torque_offset"] = torque_matrix, torque_offset
+
 
 @dataclass(frozen=True)
 class WholeBodySolution:
@@ -99,6 +139,54 @@ class WholeBodySolution:
     torques: np.ndarray
     x: np.ndarray
 
+    def __init__(
+        self,
+        acceleration: np.ndarray,
+        wrenches: dict[str, np.ndarray],
+        torques: np.ndarray,
+        x: np.ndarray,
+    ):
+        # As AccelerationTask's: the fields set straight into the instance.
+        fields = self.__dict__
+        fields["acceleration"], fields["wrenches"] = acceleration, wrenches
+        fields["torques"], fields["x"] = torques, x
+
+
+class WholeBodyQPWorkspace:
+    """The arrays of the whole-body QP, kept between builds (``build_whole_body_qp(workspace=)``).
+
+    One QP per contact set: while nv, the base rows, the contacts (names and cone rows) and the
+    regularization are those of the last build, the next build refills the same arrays in place
+    and returns the same :class:`WholeBodyQP`; its constant blocks (the zeros, the cone and
+    normal-force rows and their bounds, the wrenches' regularization) are written once. A QP
+    built with a workspace is overwritten by the workspace's next build: copy what you keep
+    (:meth:`~wbm_control.qp.DenseQP.copy`). Its torque matrix is a view of the QP's torque rows.
+    """
+
+    def __init__(self) -> None:
+        self._qp: WholeBodyQP | None = None
+        self._key: tuple | None = None
+        self._regularization: np.ndarray | None = None
+        self._rows: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def qp_for(
+        self,
+        nv: int,
+        base_dofs: int,
+        names: tuple[str, ...],
+        rows: tuple[np.ndarray, np.ndarray, np.ndarray],
+        regularization: np.ndarray,
+    ) -> WholeBodyQP:
+        """The workspace's QP for these sizes, contacts and regularization (its arrays)."""
+        key = (nv, base_dofs, names, rows[0].shape)
+        if self._qp is None or key != self._key or regularization is not self._regularization:
+            self._qp = _new_qp(nv, base_dofs, names, rows, regularization, separate=False)
+            self._key, self._regularization, self._rows = key, regularization, rows
+        elif rows is not self._rows:  # other cone rows (the cached ones are kept by identity)
+            _set_contact_rows(self._qp.problem, rows)
+            self._rows = rows
+        return self._qp
+
 
 def build_whole_body_qp(
     mass_matrix: np.ndarray,
@@ -111,6 +199,7 @@ def build_whole_body_qp(
     wrench_weight: float = 1e-5,
     acceleration_regularization: float = 1e-6,
     min_normal_force: float = 0.0,
+    workspace: WholeBodyQPWorkspace | None = None,
 ) -> WholeBodyQP:
     """Assemble the whole-body QP (see the module docstring).
 
@@ -124,6 +213,8 @@ def build_whole_body_qp(
         wrench_weight: w_f [1/N^2].
         acceleration_regularization: eps [-], keeps the Hessian positive definite.
         min_normal_force: Lower bound of each contact's normal force f_z [N].
+        workspace: Where to write the QP (:class:`WholeBodyQPWorkspace`: its arrays, refilled
+            at its next build); None: new arrays.
     """
     M = np.asarray(mass_matrix, dtype=float)
     h = np.asarray(bias_forces, dtype=float)
@@ -132,57 +223,165 @@ def build_whole_body_qp(
         raise InputError(
             "mass_matrix/bias_forces", f"({nv}, {nv}) and ({nv},)", (M.shape, h.shape)
         )
-    ndof = nv - base_dofs
     limits = np.asarray(torque_limits, dtype=float)
-    if limits.shape != (ndof,):
-        raise InputError("torque_limits", f"{ndof} values", limits.shape)
-    k = len(contacts)
-    n = nv + 6 * k
-    # Cost: the tasks stacked into one weighted least-squares term (one product, no loop).
+    if limits.shape != (nv - base_dofs,):
+        raise InputError("torque_limits", f"{nv - base_dofs} values", limits.shape)
+    names = tuple([c.name for c in contacts])
+    n = nv + 6 * len(contacts)
+    regularization = _regularization(nv, n, acceleration_regularization, wrench_weight)
+    rows = _contact_rows(contacts, nv, min_normal_force)
+    if workspace is None:
+        qp = _new_qp(nv, base_dofs, names, rows, regularization, separate=True)
+    else:
+        qp = workspace.qp_for(nv, base_dofs, names, rows, regularization)
+    _fill_cost(qp, tasks, regularization)
+    _fill_dynamics(qp, M, h, contacts, limits, base_dofs, separate=workspace is None)
+    return qp
+
+
+def _new_qp(
+    nv: int,
+    base_dofs: int,
+    names: tuple[str, ...],
+    rows: tuple[np.ndarray, np.ndarray, np.ndarray],
+    regularization: np.ndarray,
+    *,
+    separate: bool,
+) -> WholeBodyQP:
+    """The QP's arrays with their constant blocks set (the rest is filled by each build).
+
+    ``separate``: the torque matrix its own array (else a view of the QP's torque rows).
+    """
+    n, n_eq = nv + 6 * len(names), base_dofs + 6 * len(names)
+    n_in, ndof = rows[0].shape[0] + nv - base_dofs, nv - base_dofs
     H = np.zeros((n, n))
-    g = np.zeros(n)
+    H.ravel()[:: n + 1][nv:] = regularization[nv:]  # the wrenches' diagonal: eps + w_f
+    C = np.empty((n_in, n))
+    A, b, lower, upper = np.zeros((n_eq, n)), np.empty(n_eq), np.empty(n_in), np.empty(n_in)
+    problem = DenseQP(H=H, g=np.zeros(n), A=A, b=b, C=C, l=lower, u=upper)
+    _set_contact_rows(problem, rows)
+    torque_matrix = np.empty((ndof, n)) if separate else C[n_in - ndof :]
+    return WholeBodyQP(problem, nv, names, torque_matrix, np.empty(ndof))
+
+
+def _set_contact_rows(problem: DenseQP, rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+    """Write the cone and normal-force rows and their bounds (the first inequality rows)."""
+    top, top_lower, top_upper = rows
+    n_top = top.shape[0]
+    problem.C[:n_top] = top
+    problem.l[:n_top] = top_lower
+    problem.u[:n_top] = top_upper
+
+
+def _fill_cost(
+    qp: WholeBodyQP, tasks: Sequence[AccelerationTask], regularization: np.ndarray
+) -> None:
+    """The cost: the tasks stacked into one weighted least-squares term (one product)."""
+    H, g, nv = qp.problem.H, qp.problem.g, qp.nv
     if tasks:
         J = np.concatenate([task.jacobian for task in tasks])
-        w = np.concatenate([_row_weights(task) for task in tasks])
+        w = _stacked_row_weights(tasks)
         residual = np.concatenate([task.desired for task in tasks])
         residual -= np.concatenate([task.drift for task in tasks])
         WJ = w[:, None] * J
-        H[:nv, :nv] = J.T @ WJ
-        g[:nv] = -(WJ.T @ residual)
-    diagonal = H.reshape(-1)[:: n + 1]  # a view of the diagonal (H is C-contiguous)
-    diagonal += acceleration_regularization
-    diagonal[nv:] += wrench_weight
+        H[:nv, :nv] = J.T.dot(WJ)  # dot: the BLAS product of @, without its dispatch
+        np.negative(WJ.T.dot(residual), out=g[:nv])
+    else:
+        H[:nv, :nv] = 0.0
+        g[:nv] = 0.0
+    n = H.shape[0]
+    diagonal = H.ravel()[: nv * (n + 1) : n + 1]  # a view of the accelerations' diagonal
+    diagonal += regularization[:nv]
 
-    # Equalities: floating-base rows of the equations of motion, then the contacts.
-    Jc = np.concatenate([c.jacobian for c in contacts]) if k else np.zeros((0, nv))
-    A = np.zeros((base_dofs + 6 * k, n))
-    b = np.empty(base_dofs + 6 * k)
+
+def _fill_dynamics(
+    qp: WholeBodyQP,
+    M: np.ndarray,
+    h: np.ndarray,
+    contacts: Sequence[ContactConstraint],
+    limits: np.ndarray,
+    base_dofs: int,
+    *,
+    separate: bool,
+) -> None:
+    """The equalities (floating-base rows of the EoM, then the contacts) and the torque rows."""
+    p, nv = qp.problem, qp.nv
+    A, b = p.A, p.b
+    n_top = p.C.shape[0] - (nv - base_dofs)
+    torque_rows = p.C[n_top:]
     A[:base_dofs, :nv] = M[:base_dofs]
-    A[:base_dofs, nv:] = -Jc[:, :base_dofs].T
-    A[base_dofs:, :nv] = Jc
-    b[:base_dofs] = -h[:base_dofs]
-    if k:
-        b[base_dofs:] = np.concatenate([c.desired for c in contacts])
-        b[base_dofs:] -= np.concatenate([c.drift for c in contacts])
+    np.negative(h[:base_dofs], out=b[:base_dofs])
+    torque_rows[:, :nv] = M[base_dofs:]
+    if contacts:
+        Jc = np.concatenate([c.jacobian for c in contacts])
+        JcT = -Jc.T  # -J_c^T (nv x 6k): the wrenches' columns of the EoM rows
+        A[:base_dofs, nv:] = JcT[:base_dofs]
+        A[base_dofs:, :nv] = Jc
+        contact_rows = b[base_dofs:]
+        contact_rows[:] = np.concatenate([c.desired for c in contacts])
+        contact_rows -= np.concatenate([c.drift for c in contacts])
+        torque_rows[:, nv:] = JcT[base_dofs:]
+    if separate:
+        np.copyto(qp.torque_matrix, torque_rows)
+    offset = qp.torque_offset
+    np.copyto(offset, h[base_dofs:])
+    np.subtract(-limits, offset, out=p.l[n_top:])
+    np.subtract(limits, offset, out=p.u[n_top:])
 
-    # Inequalities: the cones (block diagonal), the normal forces, the torque limits.
-    top, top_lower, top_upper = _contact_rows(contacts, nv, min_normal_force)
-    n_top = top.shape[0]
-    C = np.empty((n_top + ndof, n))
-    C[:n_top] = top
-    torque_matrix = C[n_top:]
-    torque_matrix[:, :nv] = M[base_dofs:]
-    torque_matrix[:, nv:] = -Jc[:, base_dofs:].T
-    torque_matrix = torque_matrix.copy()
-    torque_offset = h[base_dofs:].copy()
-    lower = np.empty(n_top + ndof)
-    upper = np.empty(n_top + ndof)
-    lower[:n_top] = top_lower
-    upper[:n_top] = top_upper
-    lower[n_top:] = -limits - torque_offset
-    upper[n_top:] = limits - torque_offset
-    problem = DenseQP(H=H, g=g, A=A, b=b, C=C, l=lower, u=upper)
-    return WholeBodyQP(problem, nv, tuple(c.name for c in contacts), torque_matrix, torque_offset)
+
+#: (nv, n, eps, w_f) to the read-only diagonal added to the Hessian: eps on the accelerations,
+#: eps + w_f on the wrenches (the sum the old two additions to a zero diagonal gave).
+_regularization_cache: dict[tuple[int, int, float, float], np.ndarray] = {}
+
+
+def _regularization(nv: int, n: int, epsilon: float, wrench_weight: float) -> np.ndarray:
+    """The Hessian's regularization diagonal (n,) (computed once per sizes and weights)."""
+    key = (nv, n, epsilon, wrench_weight)
+    diagonal = _regularization_cache.get(key)
+    if diagonal is None:
+        if len(_regularization_cache) > 16:
+            _regularization_cache.clear()
+        diagonal = np.full(n, epsilon, dtype=float)
+        diagonal[nv:] += wrench_weight
+        diagonal.flags.writeable = False
+        _regularization_cache[key] = diagonal
+    return diagonal
+
+
+#: The last tasks' weight key (:func:`_weight_key`), the weights it names (kept referenced, so
+#: that the ids in the key stay theirs) and their stacked row weights (read-only): the weights
+#: are settings or the tasks' constant arrays, the same objects at every step.
+_stacked_weights_cache: list[tuple[tuple, tuple, np.ndarray]] = []
+
+
+def _stacked_row_weights(tasks: Sequence[AccelerationTask]) -> np.ndarray:
+    """The tasks' row weights stacked (rows,), kept while the tasks' weights are the same.
+
+    The same means the same float values, or the same read-only arrays (by identity), with the
+    same row counts.
+    """
+    key = tuple([_weight_key(task) for task in tasks])
+    if _stacked_weights_cache and _stacked_weights_cache[0][0] == key:
+        return _stacked_weights_cache[0][2]
+    stacked = np.concatenate([_row_weights(task) for task in tasks])
+    weights = tuple([task.weight for task in tasks])
+    if all(_constant_weight(weight) for weight in weights):
+        stacked.flags.writeable = False
+        _stacked_weights_cache[:] = [(key, weights, stacked)]
+    return stacked
+
+
+def _weight_key(task: AccelerationTask) -> tuple:
+    """(the weight if a float else its id, the task's rows): compared as a plain tuple."""
+    weight = task.weight
+    return (weight if isinstance(weight, float) else id(weight), len(task.desired))
+
+
+def _constant_weight(weight: float | np.ndarray) -> bool:
+    """Whether a task weight cannot change under a cache (a float, or a read-only array)."""
+    return isinstance(weight, float) or (
+        isinstance(weight, np.ndarray) and not weight.flags.writeable
+    )
 
 
 #: (rows, scalar weight) to its read-only row weights: the tasks' weights are settings.
@@ -207,9 +406,10 @@ def _row_weights(task: AccelerationTask) -> np.ndarray:
     return np.full(len(task.desired), weight, dtype=float)
 
 
-#: The last contacts' cone and normal-force rows: the cones are the held soles' (read-only,
-#: computed once per hold, :meth:`~wbm_control.contacts.ActiveContact.cone`), so the rows of
-#: the same cone arrays are the same at every step.
+#: The last contacts' cone and normal-force rows, with their cones and key (nv, f_min, the
+#: cones' ids): the cones are the held soles' (read-only, computed once per hold,
+#: :meth:`~wbm_control.contacts.ActiveContact.cone`), so the rows of the same cone arrays are
+#: the same at every step.
 _contact_rows_cache: list[tuple[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]]] = []
 
 
@@ -221,13 +421,10 @@ def _contact_rows(
     Computed once while the contacts' cone arrays (compared by identity, kept referenced),
     nv and the minimum normal force are those of the last call (read-only arrays).
     """
-    cones = tuple(c.cone for c in contacts)
-    key = (nv, float(min_normal_force))
-    if _contact_rows_cache:
-        (cached_cones, cached_key), rows = _contact_rows_cache[0]
-        if cached_key == key and len(cached_cones) == len(cones):
-            if all(a is b for a, b in zip(cached_cones, cones, strict=True)):
-                return rows
+    cones = tuple([c.cone for c in contacts])
+    key = (nv, float(min_normal_force), tuple([id(cone) for cone in cones]))
+    if _contact_rows_cache and _contact_rows_cache[0][0][1] == key:
+        return _contact_rows_cache[0][1]
     k = len(contacts)
     cone_sizes = [cone.shape[0] for cone in cones]
     n_cone = sum(cone_sizes)
@@ -247,7 +444,7 @@ def _contact_rows(
     if all(not cone.flags.writeable for cone in cones):  # cached only for constant cones
         for array in rows:
             array.flags.writeable = False
-        _contact_rows_cache[:] = [((cones, key), rows)]
+        _contact_rows_cache[:] = [((cones, key), rows)]  # the cones referenced: their ids hold
     return rows
 
 
@@ -257,7 +454,8 @@ def read_solution(qp: WholeBodyQP, x: np.ndarray) -> WholeBodySolution:
     wrenches = {
         name: x[nv + 6 * i : nv + 6 * i + 6].copy() for i, name in enumerate(qp.contact_names)
     }
-    torques = qp.torque_matrix @ x + qp.torque_offset
+    torques = qp.torque_matrix.dot(x)
+    torques += qp.torque_offset
     return WholeBodySolution(x[:nv].copy(), wrenches, torques, x)
 
 

@@ -47,14 +47,15 @@ def center_of_pressure(
     Returns:
         (x, y, h) [m], or None when the support is unloaded.
     """
-    total = np.zeros(6)
+    # The sum on floats (numpy's arithmetic from a zero total, without a dozen small-array calls).
+    f0 = f1 = f2 = tau0 = tau1 = 0.0
     for wrench in wrenches_world:
-        total += np.asarray(wrench, dtype=float)
-    f, tau = total[:3], total[3:]
-    if f[2] < min_normal_force:
+        w0, w1, w2, w3, w4, _ = np.asarray(wrench, dtype=float).tolist()
+        f0, f1, f2, tau0, tau1 = f0 + w0, f1 + w1, f2 + w2, tau0 + w3, tau1 + w4
+    if f2 < min_normal_force:
         return None
     h = ground_height
-    return np.array([(-tau[1] + h * f[0]) / f[2], (tau[0] + h * f[1]) / f[2], h])
+    return np.array([(-tau1 + h * f0) / f2, (tau0 + h * f1) / f2, h])
 
 
 def convex_hull_2d(points: Sequence[Sequence[float]]) -> np.ndarray:

@@ -36,7 +36,7 @@ class BaseOrientationTask:
     def compute_error(self, kinematics: RobotKinematics) -> np.ndarray:
         """log3(R* R^T) (3,) [rad], world axes."""
         rotation = kinematics.placements[self.frame_id].rotation
-        return pin.log3(self.rotation_reference @ rotation.T)
+        return pin.log3(self.rotation_reference.dot(rotation.T))  # dot: @ without dispatch
 
     def compute_jacobian(self, kinematics: RobotKinematics) -> np.ndarray:
         """The angular rows of the frame's Jacobian (3 x nv)."""

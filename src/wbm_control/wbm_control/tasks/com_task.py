@@ -51,6 +51,23 @@ class Balance:
     dcm: np.ndarray
     static_margin: float | None
 
+    def __init__(
+        self,
+        com: np.ndarray,
+        com_velocity: np.ndarray,
+        reference: tuple[np.ndarray, np.ndarray, np.ndarray],
+        acceleration_xy: np.ndarray,
+        zmp: np.ndarray,
+        dcm: np.ndarray,
+        static_margin: float | None,
+    ):
+        # The fields set straight into the instance (frozen dataclasses set each one through
+        # object.__setattr__: twice the time, for an object built every step).
+        fields = self.__dict__
+        fields["com"], fields["com_velocity"], fields["reference"] = com, com_velocity, reference
+        fields["acceleration_xy"], fields["zmp"], fields["dcm"] = acceleration_xy, zmp, dcm
+        fields["static_margin"] = static_margin
+
     @property
     def error(self) -> float:
         """Distance of the CoM to its reference [m]."""

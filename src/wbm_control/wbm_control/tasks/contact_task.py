@@ -48,7 +48,7 @@ class ContactTask:
         """J_c a + dJ_c v = kp e - kd J_c v, and the sole's wrench cone."""
         frame_id = self.sole_frame_ids[contact.sole.name]
         jacobian = kinematics.jacobians[frame_id]
-        velocity = jacobian @ kinematics.v
+        velocity = jacobian.dot(kinematics.v)
         desired = (
             self.settings.kp * self.compute_error(kinematics, contact)
             - self.settings.kd * velocity

@@ -31,7 +31,7 @@ def pose_error(target: pin.SE3, current: pin.SE3) -> np.ndarray:
     """(p* - p, log3(R* R^T)) in world axes [m, rad]: the twist that moves current to target."""
     error = np.empty(6)
     np.subtract(target.translation, current.translation, out=error[:3])
-    error[3:] = pin.log3(target.rotation @ current.rotation.T)
+    error[3:] = pin.log3(target.rotation.dot(current.rotation.T))  # dot: @ without dispatch
     return error
 
 
@@ -45,7 +45,7 @@ class FrameTask:
 
     Attributes:
         weights: Per-row QP weights (6,): the task weight times the position weight (rows
-            0-2) and the orientation weight (rows 3-5).
+            0-2) and the orientation weight (rows 3-5) (read-only).
     """
 
     def __init__(self, name: str, frame_id: int, settings: FrameTaskSettings):
@@ -56,6 +56,7 @@ class FrameTask:
         self.weights = settings.weight * np.array(
             [settings.position_weight] * 3 + [settings.orientation_weight] * 3
         )
+        self.weights.flags.writeable = False  # constant: the QP keeps its stacked weights
         self._trajectory: QuinticPoseTrajectory | None = None
         self._end_sample: tuple[QuinticPoseTrajectory, PoseReference] | None = None
         self._home: np.ndarray | None = None
