@@ -229,11 +229,13 @@ class DifferentialIK:
                 raise InputError(f"target of task '{name}'", "a target set before solving")
             feedforward = self._feedforward[name]
             # feedforward.any() on its three floats (a NaN counts as non-zero, as there).
+            # pink's set_target(T) is transform_target_to_world = T.copy(): the new pose, or
+            # the IK's own copy of the target (set_frame_target's), is given without a copy.
             if feedforward is not _NO_VELOCITY and any(feedforward.tolist()):
                 ff = feedforward / max(self.gains[name], 1e-9)
-                task.set_target(pin.SE3(target.rotation, target.translation + ff))
-            else:  # p + 0 = p: the target itself (pink's set_target copies it)
-                task.set_target(target)
+                task.transform_target_to_world = pin.SE3(target.rotation, target.translation + ff)
+            else:  # p + 0 = p: the target itself
+                task.transform_target_to_world = target
             task.gain = min(1.0, self.gains[name] * dt)
         if self.com_task is not None:
             target = self._targets.get("com")

@@ -58,6 +58,16 @@ _ZERO_ACCELERATION = np.zeros(6)
 _ZERO_ACCELERATION.flags.writeable = False
 
 
+def lifted_soles(active: list[ActiveContact], estimate: BaseEstimate) -> list[str]:
+    """Names of the held soles that bear no weight (F/T load), given the held ``active`` ones.
+
+    The held contacts not in :func:`bearing_contacts`: empty when none bears weight.
+    """
+    loaded = estimate.loaded_soles
+    lifted = [c.sole.name for c in active if c.sole.name not in loaded]
+    return lifted if len(lifted) < len(active) else []
+
+
 def bearing_contacts(contacts: ContactSet, estimate: BaseEstimate) -> list[ActiveContact]:
     """Held contacts that bear weight (F/T load): all held ones if none does.
 
@@ -251,7 +261,6 @@ class IkMode:
         (:meth:`planned_acceleration` at the same q ran just before); ``kinematics``: the
         step's kinematics at the same q, whose sole Jacobians are read.
         """
-        bearing = bearing_contacts(contacts, estimate)
         active = contacts.active()
         tau, _ = motion_torques(
             self.model,
@@ -262,7 +271,7 @@ class IkMode:
             active,
             mu=settings.friction_coefficient,
             solver=self.distribution_solver,
-            lifted=[c.sole.name for c in active if c not in bearing],
+            lifted=lifted_soles(active, estimate),
             jacobians_at_q=jacobians_at_q,
             jacobians=None if kinematics is None else kinematics.jacobians,
         )
@@ -355,18 +364,18 @@ class IkMode:
         kinematics: RobotKinematics | None = None,
     ) -> np.ndarray:
         """Contact-consistent torques (ndof,) [N m], see :func:`contact_consistent_torques`."""
-        bearing = bearing_contacts(contacts, estimate)
+        active = contacts.active()
         net = static_net_wrench(self.mass, self.gravity)
         net[:3] += self.mass * np.asarray(com_acceleration)
         return contact_consistent_torques(
             self.model,
             self.data,
             estimate.q,
-            contacts.active(),
+            active,
             net,
             mu=settings.friction_coefficient,
             solver=self.distribution_solver,
-            lifted=[c.sole.name for c in contacts.active() if c not in bearing],
+            lifted=lifted_soles(active, estimate),
             kinematics=kinematics,
         )
 
