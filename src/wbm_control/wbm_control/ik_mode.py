@@ -316,14 +316,19 @@ class IkMode:
         self, com: np.ndarray, com_reference: np.ndarray, gain: float, dt: float
     ) -> np.ndarray:
         """The CoM reference [m] moved by the integral of the horizontal CoM error."""
-        target = com_reference.copy()
-        self._com_integral += gain * dt * (com_reference[:2] - com[:2])
-        # np.clip's arithmetic, without its overhead.
-        self._com_integral = np.minimum(
-            np.maximum(self._com_integral, -COM_INTEGRAL_LIMIT), COM_INTEGRAL_LIMIT
-        )
-        target[:2] += self._com_integral
-        return target
+        # On floats, numpy's arithmetic in its order: integral += (gain dt) (ref - com), clipped
+        # as min(max(., -limit), limit), added to the reference (x, y).
+        rx, ry, rz = com_reference.tolist()
+        cx, cy = com[:2].tolist()
+        ix, iy = self._com_integral.tolist()
+        rate = gain * dt
+        ix += rate * (rx - cx)
+        iy += rate * (ry - cy)
+        limit = COM_INTEGRAL_LIMIT
+        ix = min(max(ix, -limit), limit)
+        iy = min(max(iy, -limit), limit)
+        self._com_integral = np.array([ix, iy])
+        return np.array([rx + ix, ry + iy, rz])
 
     def walking_com_target(
         self,
