@@ -395,9 +395,9 @@ class DifferentialIK:
             ]
         except ValueError:
             return None
-        # All finite: the dot product (NaN or inf with a non-finite entry; an overflowing sum
-        # of finite entries goes to numpy's test).
-        return x if math.isfinite(x @ x) or bool(np.isfinite(x).all()) else None
+        # All finite: the sum of its Python floats (NaN or inf with a non-finite entry; a sum
+        # of finite entries that overflows goes to numpy's test).
+        return x if math.isfinite(sum(x.tolist())) or bool(np.isfinite(x).all()) else None
 
     def step(self, q: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
         """One IK step: (next configuration q + v dt on the manifold, velocity v)."""

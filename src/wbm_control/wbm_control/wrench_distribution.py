@@ -85,12 +85,13 @@ def build_wrench_distribution(
 
 
 def all_finite(vector: np.ndarray) -> bool:
-    """Whether every entry of a float vector is finite.
+    """Whether every entry of a 1-D float array is finite.
 
-    One dot product (a NaN or an infinite entry makes it NaN or infinite) instead of numpy's
-    isfinite and all; a finite vector whose squared norm overflows goes to the exact test.
+    The sum of its entries as Python floats (a NaN or an infinite entry makes it NaN or
+    infinite; Python's float arithmetic raises no warning) instead of numpy's isfinite and all;
+    a finite array whose sum overflows goes to numpy's test.
     """
-    return math.isfinite(vector @ vector) or bool(np.isfinite(vector).all())
+    return math.isfinite(sum(vector.tolist())) or bool(np.isfinite(vector).all())
 
 
 #: The last held contacts and weights, and what of the QP follows from them alone: the held
