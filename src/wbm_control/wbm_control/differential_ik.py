@@ -241,8 +241,9 @@ class DifferentialIK:
             target = self._targets.get("com")
             if target is None:
                 raise InputError("target of task 'com'", "a target set before solving")
-            self.com_task.set_target(
-                target + self._feedforward["com"] / max(self.gains["com"], 1e-9)
+            # pink's set_target(c) is target_com = c.copy(): the new array given without a copy.
+            self.com_task.target_com = target + self._feedforward["com"] / max(
+                self.gains["com"], 1e-9
             )
             self.com_task.gain = min(1.0, self.gains["com"] * dt)
         self.posture_task.gain = min(1.0, self.gains["posture"] * dt)
