@@ -305,8 +305,9 @@ class DifferentialIK:
             )
             cost = task.cost
             weighted_jacobian *= cost[:, None]
-            H += weighted_jacobian.T @ weighted_jacobian
-            c += (cost * (-task.gain * error)) @ weighted_jacobian
+            # ndarray.dot: the BLAS calls of @ (syrk, gemv), without the operator's dispatch.
+            H += weighted_jacobian.T.dot(weighted_jacobian)
+            c += (cost * (-task.gain * error)).dot(weighted_jacobian)
         # Posture: e = q* - q (joints), J = [0 I]; the weight is a scalar (diagonal terms only).
         posture = self.posture_task
         root = self._root_nv
@@ -357,8 +358,8 @@ class DifferentialIK:
         """Add 1/2 ||J dq + gain e||^2_W with W = diag(cost)^2 (pink's task objective)."""
         weighted_jacobian = cost[:, None] * jacobian
         weighted_error = cost * (-gain * error)
-        H += weighted_jacobian.T @ weighted_jacobian
-        c += -weighted_error @ weighted_jacobian
+        H += weighted_jacobian.T.dot(weighted_jacobian)  # @'s BLAS calls, see _build_arrays
+        c += (-weighted_error).dot(weighted_jacobian)
 
     def solve(self, q: np.ndarray, dt: float) -> np.ndarray:
         """The velocity v (nv,) [Pinocchio layout, rad/s and m/s] of one IK step.

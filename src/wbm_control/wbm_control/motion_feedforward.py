@@ -149,10 +149,10 @@ def motion_torques(
     base = pin_model.jointPlacements[1] * pin.XYZQUATToSE3(q[:7])  # the free-flyer's placement
     com = pin.centerOfMass(pin_model, data, POSITION, False)  # rnea placed the joints at q
     rotation = base.rotation
-    force = rotation @ tau[:3]
+    force = rotation.dot(tau[:3])  # ndarray.dot: @'s BLAS call, without its dispatch
     wrench = np.empty(6)
     wrench[:3] = force
-    wrench[3:] = rotation @ tau[3:6] + cross3(base.translation - com, force)
+    wrench[3:] = rotation.dot(tau[3:6]) + cross3(base.translation - com, force)
     try:
         wrenches = solve_wrench_distribution(contacts, com, wrench, mu=mu, solver=solver)
     except NoSolutionFound:

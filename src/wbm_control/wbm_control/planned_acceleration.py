@@ -133,8 +133,9 @@ def planned_acceleration(
             drift = pin.getFrameClassicalAcceleration(model, data, target.frame_id, _LWA).vector
             b[block] = cost * (np.asarray(target.acceleration, dtype=float) - drift)
             row += 6
-    H = A.T @ A
-    g = A.T @ b
+    # ndarray.dot: the BLAS calls of @ (syrk, gemv), without the operator's dispatch.
+    H = A.T.dot(A)
+    g = A.T.dot(b)
     diagonal = H.reshape(-1)[:: nv + 1]  # a view of the diagonal (H is C-contiguous)
     diagonal += damping
     if root_rows is None:  # the free-flyer's rows
