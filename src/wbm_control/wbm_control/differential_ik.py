@@ -31,6 +31,7 @@ counts those steps.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -59,6 +60,9 @@ DEFAULT_SOLVER_OPTIONS: dict[str, dict[str, float]] = {
 
 FALLBACK_SOLVER = "quadprog"
 """The backend that solves a step again when another configured one fails (if installed)."""
+
+_NO_VELOCITY = np.zeros(3)
+_NO_VELOCITY.flags.writeable = False  # the feed-forward of a target set without one
 
 
 @dataclass(frozen=True)
@@ -175,6 +179,11 @@ class DifferentialIK:
             None if self._inequality_matrix is None else -self._inequality_matrix.T
         )
         self._frame_rows = np.empty((6, self.model.nv))  # a frame task's weighted Jacobian
+        self._damped_identity = (np.nan, np.eye(0))  # (damping, damping * I) of the last build
+        # h's buffer and its velocity-limit rows' (dt, dt * v_max), see _build_arrays.
+        n_h = 0 if self._inequality_matrix is None else self._inequality_matrix.shape[0]
+        self._h = np.empty(n_h)
+        self._velocity_rows = (np.nan, np.empty(0))
 
     @property
     def tasks(self) -> list:
@@ -192,7 +201,7 @@ class DifferentialIK:
             raise NameNotFound("task", name, self.frame_tasks, where="IK")
         self._targets[name] = pose.copy()
         self._feedforward[name] = (
-            np.zeros(3) if velocity is None else np.asarray(velocity, dtype=float)[:3]
+            _NO_VELOCITY if velocity is None else np.asarray(velocity, dtype=float)[:3]
         )
 
     def set_com_target(self, com: np.ndarray, velocity: np.ndarray | None = None) -> None:
@@ -219,18 +228,22 @@ class DifferentialIK:
             if target is None:
                 raise InputError(f"target of task '{name}'", "a target set before solving")
             feedforward = self._feedforward[name]
-            if feedforward.any():
+            # feedforward.any() on its three floats (a NaN counts as non-zero, as there).
+            # pink's set_target(T) is transform_target_to_world = T.copy(): the new pose, or
+            # the IK's own copy of the target (set_frame_target's), is given without a copy.
+            if feedforward is not _NO_VELOCITY and any(feedforward.tolist()):
                 ff = feedforward / max(self.gains[name], 1e-9)
-                task.set_target(pin.SE3(target.rotation, target.translation + ff))
-            else:  # p + 0 = p: the target itself (pink's set_target copies it)
-                task.set_target(target)
+                task.transform_target_to_world = pin.SE3(target.rotation, target.translation + ff)
+            else:  # p + 0 = p: the target itself
+                task.transform_target_to_world = target
             task.gain = min(1.0, self.gains[name] * dt)
         if self.com_task is not None:
             target = self._targets.get("com")
             if target is None:
                 raise InputError("target of task 'com'", "a target set before solving")
-            self.com_task.set_target(
-                target + self._feedforward["com"] / max(self.gains["com"], 1e-9)
+            # pink's set_target(c) is target_com = c.copy(): the new array given without a copy.
+            self.com_task.target_com = target + self._feedforward["com"] / max(
+                self.gains["com"], 1e-9
             )
             self.com_task.gain = min(1.0, self.gains["com"] * dt)
         self.posture_task.gain = min(1.0, self.gains["posture"] * dt)
@@ -252,19 +265,27 @@ class DifferentialIK:
         H, c, h = self._build_arrays(q, dt)
         if h is None:
             return qpsolvers.Problem(H, c)
-        return qpsolvers.Problem(H, c, self._inequality_matrix, h)
+        return qpsolvers.Problem(H, c, self._inequality_matrix, h.copy())  # h: the buffer's
 
     def _build_arrays(
         self, q: np.ndarray, dt: float
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """(P, c, h) of :meth:`build` (G is the constant ``_inequality_matrix``)."""
+        """(P, c, h) of :meth:`build` (G is the constant ``_inequality_matrix``).
+
+        h is a buffer of this object's, overwritten by the next build.
+        """
         q = np.asarray(q, dtype=float)
         self._set_task_targets(dt)
         model, data = self.model, self.data
         pin.computeJointJacobians(model, data, q)
         pin.updateFramePlacements(model, data)
         nv = model.nv
-        H = self.damping * np.eye(nv)
+        damping, damped_identity = self._damped_identity
+        if damping != self.damping or damped_identity.shape[0] != nv:
+            damped_identity = self.damping * np.eye(nv)
+            damped_identity.flags.writeable = False
+            self._damped_identity = (self.damping, damped_identity)
+        H = damped_identity.copy()  # damping * I
         c = np.zeros(nv)
         # Each frame task's term 1/2 ||W J dq + W (gain e)||^2 (pink's objective), added in
         # pink's order, with its weighted Jacobian written into one buffer. pink's Jacobian is
@@ -284,15 +305,16 @@ class DifferentialIK:
             )
             cost = task.cost
             weighted_jacobian *= cost[:, None]
-            H += weighted_jacobian.T @ weighted_jacobian
-            c += (cost * (-task.gain * error)) @ weighted_jacobian
+            # ndarray.dot: the BLAS calls of @ (syrk, gemv), without the operator's dispatch.
+            H += weighted_jacobian.T.dot(weighted_jacobian)
+            c += (cost * (-task.gain * error)).dot(weighted_jacobian)
         # Posture: e = q* - q (joints), J = [0 I]; the weight is a scalar (diagonal terms only).
         posture = self.posture_task
         root = self._root_nv
         error = pin.difference(model, posture.target_q, q)[root:]
         cost = posture.cost
         weighted_error = cost * (-posture.gain * error)
-        diagonal = np.einsum("ii->i", H)[root:]
+        diagonal = H.reshape(-1)[root * (nv + 1) :: nv + 1]  # a view of H's diagonal from root
         diagonal += cost * cost
         c[root:] += -weighted_error * cost
         if self.com_task is not None:
@@ -302,16 +324,27 @@ class DifferentialIK:
             self._add_objective(H, c, jacobian, error, self.com_task.cost, self.com_task.gain)
         if self._inequality_matrix is None:
             return H, c, None
+        # h: the parts of pink's limits in G's order, written into a buffer of this object's
+        # (returned: valid until the next build).
         configuration_limit, velocity_limit = self.limits
-        h_parts = []
+        h, row = self._h, 0
         if configuration_limit.projection_matrix is not None:
             gain, indices = configuration_limit.config_limit_gain, self._configuration_indices
-            h_parts.append(gain * pin.difference(model, q, model.upperPositionLimit)[indices])
-            h_parts.append(-(gain * pin.difference(model, q, model.lowerPositionLimit)[indices]))
+            k = indices.size
+            upper = pin.difference(model, q, model.upperPositionLimit)[indices]
+            np.multiply(gain, upper, out=h[:k])
+            lower = pin.difference(model, q, model.lowerPositionLimit)[indices]
+            np.negative(np.multiply(gain, lower, out=h[k : 2 * k]), out=h[k : 2 * k])
+            row = 2 * k
         if velocity_limit.projection_matrix is not None:
-            v_max = dt * velocity_limit.velocity_limit[self._velocity_indices]
-            h_parts += [v_max, v_max]
-        return H, c, np.concatenate(h_parts)
+            step, v_max = self._velocity_rows
+            if step != dt:
+                v_max = dt * velocity_limit.velocity_limit[self._velocity_indices]
+                self._velocity_rows = (dt, v_max)
+            k = v_max.size
+            h[row : row + k] = v_max
+            h[row + k : row + 2 * k] = v_max
+        return H, c, h
 
     @staticmethod
     def _add_objective(
@@ -325,8 +358,8 @@ class DifferentialIK:
         """Add 1/2 ||J dq + gain e||^2_W with W = diag(cost)^2 (pink's task objective)."""
         weighted_jacobian = cost[:, None] * jacobian
         weighted_error = cost * (-gain * error)
-        H += weighted_jacobian.T @ weighted_jacobian
-        c += -weighted_error @ weighted_jacobian
+        H += weighted_jacobian.T.dot(weighted_jacobian)  # @'s BLAS calls, see _build_arrays
+        c += (-weighted_error).dot(weighted_jacobian)
 
     def solve(self, q: np.ndarray, dt: float) -> np.ndarray:
         """The velocity v (nv,) [Pinocchio layout, rad/s and m/s] of one IK step.
@@ -364,7 +397,9 @@ class DifferentialIK:
             ]
         except ValueError:
             return None
-        return x if np.all(np.isfinite(x)) else None
+        # All finite: the sum of its Python floats (NaN or inf with a non-finite entry; a sum
+        # of finite entries that overflows goes to numpy's test).
+        return x if math.isfinite(sum(x.tolist())) or bool(np.isfinite(x).all()) else None
 
     def step(self, q: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
         """One IK step: (next configuration q + v dt on the manifold, velocity v)."""

@@ -25,6 +25,7 @@ where the heel unloaded and the swing's yaw reaction spun the sole about its toe
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 
 import numpy as np
 import pinocchio as pin
@@ -51,6 +52,20 @@ from wbm_description.whole_body_model import WholeBodyModel
 
 #: Largest horizontal CoM offset of the integral action [m].
 COM_INTEGRAL_LIMIT = 0.03
+
+#: The zero acceleration target of a held sole and of the base orientation (read-only).
+_ZERO_ACCELERATION = np.zeros(6)
+_ZERO_ACCELERATION.flags.writeable = False
+
+
+def lifted_soles(active: list[ActiveContact], estimate: BaseEstimate) -> list[str]:
+    """Names of the held soles that bear no weight (F/T load), given the held ``active`` ones.
+
+    The held contacts not in :func:`bearing_contacts`: empty when none bears weight.
+    """
+    loaded = estimate.loaded_soles
+    lifted = [c.sole.name for c in active if c.sole.name not in loaded]
+    return lifted if len(lifted) < len(active) else []
 
 
 def bearing_contacts(contacts: ContactSet, estimate: BaseEstimate) -> list[ActiveContact]:
@@ -119,6 +134,9 @@ class IkMode:
         self._com_target: np.ndarray | None = None
         self.acceleration = np.zeros(model.model.nv)
         self.timings: dict[str, float] = {}
+        self._zero_targets: dict[str, AccelerationTarget] = {}
+        # The moving frame tasks' reference accelerations of the last set_targets (its t).
+        self._reference_accelerations: dict[str, np.ndarray] = {}
 
     def reset(self) -> None:
         """Forget the IK configuration, the CoM integral and the walking CoM command."""
@@ -142,6 +160,7 @@ class IkMode:
         q: np.ndarray,
         v: np.ndarray,
         kinematics: RobotKinematics | None = None,
+        reference_accelerations: Mapping[str, np.ndarray] | None = None,
     ) -> np.ndarray:
         """The acceleration (nv,) the tasks plan at (q, v), see :func:`planned_acceleration`.
 
@@ -149,18 +168,29 @@ class IkMode:
         acceleration of the base orientation, the CoM's ``com_acceleration`` [m/s^2]; each
         weighted by its cost in the IK, the joints by the posture cost. ``kinematics``: the
         step's kinematics at the same q, whose frame and CoM Jacobians are read.
+        ``reference_accelerations``: task name to its reference acceleration (6,) [m/s^2,
+        rad/s^2] at t (world axes), as :meth:`set_targets` read them at the same t for the
+        same contacts; the tasks not in it are sampled.
         """
         held = {tasks.task_of_sole[c.sole.name] for c in contacts.active()}
         ik_tasks = self.ik.frame_tasks
         targets = []
         for name, task in tasks.frames.items():
+            cost = ik_tasks[name].cost
             if name in held:
-                acceleration = np.zeros(6)
-            else:
-                acceleration = np.asarray(task.reference(t)[2], dtype=float)
-            targets.append(AccelerationTarget(task.frame_id, acceleration, ik_tasks[name].cost))
+                targets.append(self._zero_acceleration_target(name, task.frame_id, cost))
+                continue
+            acceleration = None
+            if reference_accelerations is not None:
+                acceleration = reference_accelerations.get(name)
+            if acceleration is None:
+                acceleration = task.reference(t)[2]
+            acceleration = np.asarray(acceleration, dtype=float)
+            targets.append(AccelerationTarget(task.frame_id, acceleration, cost))
         base = tasks.base_orientation
-        targets.append(AccelerationTarget(base.frame_id, np.zeros(6), ik_tasks[base.name].cost))
+        targets.append(
+            self._zero_acceleration_target(base.name, base.frame_id, ik_tasks[base.name].cost)
+        )
         com_task = self.ik.com_task
         self.acceleration = planned_acceleration(
             self.model.model,
@@ -177,6 +207,19 @@ class IkMode:
             com_jacobian=None if kinematics is None else kinematics.com_jacobian,
         )
         return self.acceleration
+
+    def _zero_acceleration_target(
+        self, name: str, frame_id: int, cost: np.ndarray
+    ) -> AccelerationTarget:
+        """A task's zero acceleration target (held sole, base orientation), made once.
+
+        Kept while the task's cost is the same array (its values are read at each use).
+        """
+        target = self._zero_targets.get(name)
+        if target is None or target.frame_id != frame_id or target.cost is not cost:
+            target = AccelerationTarget(frame_id, _ZERO_ACCELERATION, cost)
+            self._zero_targets[name] = target
+        return target
 
     def sagittal_compensation(
         self, q: np.ndarray, v: np.ndarray, a: np.ndarray, ground_height: float
@@ -218,7 +261,6 @@ class IkMode:
         (:meth:`planned_acceleration` at the same q ran just before); ``kinematics``: the
         step's kinematics at the same q, whose sole Jacobians are read.
         """
-        bearing = bearing_contacts(contacts, estimate)
         active = contacts.active()
         tau, _ = motion_torques(
             self.model,
@@ -229,7 +271,7 @@ class IkMode:
             active,
             mu=settings.friction_coefficient,
             solver=self.distribution_solver,
-            lifted=[c.sole.name for c in active if c not in bearing],
+            lifted=lifted_soles(active, estimate),
             jacobians_at_q=jacobians_at_q,
             jacobians=None if kinematics is None else kinematics.jacobians,
         )
@@ -249,16 +291,22 @@ class IkMode:
         t: float,
         status: ControllerStatus,
     ) -> None:
-        """The frame and base orientation targets of this step (task errors in ``status``)."""
+        """The frame and base orientation targets of this step (task errors in ``status``).
+
+        The frame tasks' reference accelerations at t are kept for :meth:`planned_acceleration`
+        (``_reference_accelerations``, the tasks that are not held).
+        """
         held = {
             tasks.task_of_sole[contact.sole.name]: contact.placement
             for contact in contacts.active()
         }
+        accelerations = self._reference_accelerations
+        accelerations.clear()
         for name, task in tasks.frames.items():
             if name in held:
                 self.ik.set_frame_target(name, held[name])
                 continue
-            pose, velocity_ref, _ = task.reference(t)
+            pose, velocity_ref, accelerations[name] = task.reference(t)
             self.ik.set_frame_target(name, pose, velocity_ref[:3])
             error = pose.translation - kinematics.placements[task.frame_id].translation
             status.task_errors[name] = norm(error)
@@ -268,14 +316,19 @@ class IkMode:
         self, com: np.ndarray, com_reference: np.ndarray, gain: float, dt: float
     ) -> np.ndarray:
         """The CoM reference [m] moved by the integral of the horizontal CoM error."""
-        target = com_reference.copy()
-        self._com_integral += gain * dt * (com_reference[:2] - com[:2])
-        # np.clip's arithmetic, without its overhead.
-        self._com_integral = np.minimum(
-            np.maximum(self._com_integral, -COM_INTEGRAL_LIMIT), COM_INTEGRAL_LIMIT
-        )
-        target[:2] += self._com_integral
-        return target
+        # On floats, numpy's arithmetic in its order: integral += (gain dt) (ref - com), clipped
+        # as min(max(., -limit), limit), added to the reference (x, y).
+        rx, ry, rz = com_reference.tolist()
+        cx, cy = com[:2].tolist()
+        ix, iy = self._com_integral.tolist()
+        rate = gain * dt
+        ix += rate * (rx - cx)
+        iy += rate * (ry - cy)
+        limit = COM_INTEGRAL_LIMIT
+        ix = min(max(ix, -limit), limit)
+        iy = min(max(iy, -limit), limit)
+        self._com_integral = np.array([ix, iy])
+        return np.array([rx + ix, ry + iy, rz])
 
     def walking_com_target(
         self,
@@ -316,18 +369,18 @@ class IkMode:
         kinematics: RobotKinematics | None = None,
     ) -> np.ndarray:
         """Contact-consistent torques (ndof,) [N m], see :func:`contact_consistent_torques`."""
-        bearing = bearing_contacts(contacts, estimate)
+        active = contacts.active()
         net = static_net_wrench(self.mass, self.gravity)
         net[:3] += self.mass * np.asarray(com_acceleration)
         return contact_consistent_torques(
             self.model,
             self.data,
             estimate.q,
-            contacts.active(),
+            active,
             net,
             mu=settings.friction_coefficient,
             solver=self.distribution_solver,
-            lifted=[c.sole.name for c in contacts.active() if c not in bearing],
+            lifted=lifted_soles(active, estimate),
             kinematics=kinematics,
         )
 
@@ -386,13 +439,15 @@ class IkMode:
             com_acceleration[:2] = balance.acceleration_xy
             # The Jacobians at q: the step's kinematics (at the estimate).
             shared = kinematics if kinematics.q is q else None
+            # The frame tasks' reference accelerations as set_targets sampled them (same t).
+            references = self._reference_accelerations
             a_ik = self.planned_acceleration(
-                tasks, contacts, com_acceleration, t, q, v_ik, kinematics=shared
+                tasks, contacts, com_acceleration, t, q, v_ik, shared, references
             )
             if ik_settings.sagittal_momentum_compensation and contacts.active():
                 com_acceleration[:2] += self.sagittal_compensation(q, v_ik, a_ik, balance.zmp[2])
                 a_ik = self.planned_acceleration(
-                    tasks, contacts, com_acceleration, t, q, v_ik, kinematics=shared
+                    tasks, contacts, com_acceleration, t, q, v_ik, shared, references
                 )
             effort = self.motion_feedforward(
                 estimate,

@@ -38,7 +38,7 @@ from wbm_control.contacts import ActiveContact
 from wbm_control.exceptions import InputError, NoSolutionFound
 from wbm_control.qp import DenseQPSolver
 from wbm_control.small_linalg import cross3
-from wbm_control.wrench_distribution import solve_wrench_distribution
+from wbm_control.wrench_distribution import all_finite, solve_wrench_distribution
 from wbm_description.whole_body_model import WholeBodyModel
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
@@ -139,7 +139,7 @@ def motion_torques(
     q, v, a = np.asarray(q, dtype=float), np.asarray(v, dtype=float), np.asarray(a, dtype=float)
     sizes = (("q", q, pin_model.nq), ("v", v, pin_model.nv), ("a", a, pin_model.nv))
     for name, value, size in sizes:
-        if value.shape != (size,) or not np.isfinite(value).all():
+        if value.shape != (size,) or not all_finite(value):
             raise InputError(name, f"{size} finite values", value.shape)
     tau = pin.rnea(pin_model, data, q, v, a).copy()
     if not contacts:
@@ -148,9 +148,11 @@ def motion_torques(
     # (sum_i J_i,base^T f_i); about the CoM in world axes it is dh_G/dt - (m g, 0).
     base = pin_model.jointPlacements[1] * pin.XYZQUATToSE3(q[:7])  # the free-flyer's placement
     com = pin.centerOfMass(pin_model, data, POSITION, False)  # rnea placed the joints at q
-    force = base.rotation @ tau[:3]
-    moment = base.rotation @ tau[3:6] + cross3(base.translation - com, force)
-    wrench = np.concatenate([force, moment])
+    rotation = base.rotation
+    force = rotation.dot(tau[:3])  # ndarray.dot: @'s BLAS call, without its dispatch
+    wrench = np.empty(6)
+    wrench[:3] = force
+    wrench[3:] = rotation.dot(tau[3:6]) + cross3(base.translation - com, force)
     try:
         wrenches = solve_wrench_distribution(contacts, com, wrench, mu=mu, solver=solver)
     except NoSolutionFound:

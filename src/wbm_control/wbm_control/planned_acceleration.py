@@ -112,8 +112,11 @@ def planned_acceleration(
         cost = com_cost if isinstance(com_cost, float) else np.asarray(com_cost, dtype=float)
         if not isinstance(cost, float) and cost.shape != (3,):
             cost = np.broadcast_to(cost, (3,))
-        A[:3] = com_jacobian if given else pin.jacobianCenterOfMass(model, data, False)
-        A[:3] *= cost if isinstance(cost, float) else cost[:, None]
+        np.multiply(
+            com_jacobian if given else pin.jacobianCenterOfMass(model, data, False),
+            cost if isinstance(cost, float) else cost[:, None],
+            out=A[:3],
+        )
         b[:3] = cost * (np.asarray(com_acceleration, dtype=float) - data.acom[0])
         row = 3
     if frames:
@@ -130,8 +133,9 @@ def planned_acceleration(
             drift = pin.getFrameClassicalAcceleration(model, data, target.frame_id, _LWA).vector
             b[block] = cost * (np.asarray(target.acceleration, dtype=float) - drift)
             row += 6
-    H = A.T @ A
-    g = A.T @ b
+    # ndarray.dot: the BLAS calls of @ (syrk, gemv), without the operator's dispatch.
+    H = A.T.dot(A)
+    g = A.T.dot(b)
     diagonal = H.reshape(-1)[:: nv + 1]  # a view of the diagonal (H is C-contiguous)
     diagonal += damping
     if root_rows is None:  # the free-flyer's rows

@@ -10,6 +10,8 @@ sole frame origin, world axes) that
 
 from __future__ import annotations
 
+import math
+import operator
 from collections.abc import Sequence
 
 import numpy as np
@@ -64,26 +66,37 @@ def build_wrench_distribution(
     if not contacts:
         raise InputError("contacts", "at least one active contact", 0)
     target = np.asarray(net_wrench_at_com, dtype=float)
-    if target.shape != (6,) or not np.isfinite(target).all():
+    if target.shape != (6,) or not all_finite(target):
         raise InputError("net_wrench_at_com", "6 finite values", target)
-    H, C, A = _constant_parts(tuple(contacts), mu, tangential_weight, normal_weight, torque_weight)
+    H, C, A, g, lower, upper = _constant_parts(
+        tuple(contacts), mu, tangential_weight, normal_weight, torque_weight
+    )
     A = A.copy()
-    com = np.asarray(com, dtype=float)
+    cx, cy, cz = np.asarray(com, dtype=float).tolist()
     for k, contact in enumerate(contacts):
         # The skew block of wrench_to_point_matrix(origin, com): (origin - com) x f.
-        x, y, z = (contact.placement.translation - com).tolist()
+        ox, oy, oz = contact.placement.translation.tolist()
+        x, y, z = ox - cx, oy - cy, oz - cz
         column = 6 * k
         A[3, column + 1], A[3, column + 2] = -z, y
         A[4, column], A[4, column + 2] = z, -x
         A[5, column], A[5, column + 1] = -y, x
-    n = H.shape[0]
-    lower = np.full(C.shape[0], -INFINITY)
-    return DenseQP(H=H, g=np.zeros(n), A=A, b=target, C=C, l=lower, u=np.zeros(C.shape[0]))
+    return DenseQP(H=H, g=g, A=A, b=target, C=C, l=lower, u=upper)
+
+
+def all_finite(vector: np.ndarray) -> bool:
+    """Whether every entry of a 1-D float array is finite.
+
+    The sum of its entries as Python floats (a NaN or an infinite entry makes it NaN or
+    infinite; Python's float arithmetic raises no warning) instead of numpy's isfinite and all;
+    a finite array whose sum overflows goes to numpy's test.
+    """
+    return math.isfinite(sum(vector.tolist())) or bool(np.isfinite(vector).all())
 
 
 #: The last held contacts and weights, and what of the QP follows from them alone: the held
 #: soles do not move while held (ActiveContact), so a controller asks for the same at every step.
-_constant_cache: list[tuple[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]]] = []
+_constant_cache: list[tuple[tuple, tuple[np.ndarray, ...]]] = []
 
 
 def _constant_parts(
@@ -92,8 +105,11 @@ def _constant_parts(
     tangential_weight: float,
     normal_weight: float,
     torque_weight: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(H, C, A with its identity blocks) of :func:`build_wrench_distribution` (read-only).
+) -> tuple[np.ndarray, ...]:
+    """(H, C, A with its identity blocks, g, l, u) of :func:`build_wrench_distribution`.
+
+    Read-only arrays: the zero linear cost g, the cones' bounds l = -:data:`INFINITY` and
+    u = 0 included (proxsuite copies what it is given).
 
     They depend on the contacts' placements, the friction coefficient and the weights only:
     computed once while the same contact objects (compared by identity, kept referenced) and
@@ -103,7 +119,7 @@ def _constant_parts(
     if _constant_cache:
         (cached_contacts, cached_key), parts = _constant_cache[0]
         if cached_key == key and len(cached_contacts) == len(contacts):
-            if all(a is b for a, b in zip(cached_contacts, contacts, strict=True)):
+            if all(map(operator.is_, cached_contacts, contacts)):
                 return parts
     n = 6 * len(contacts)
     H = np.zeros((n, n))
@@ -118,10 +134,12 @@ def _constant_parts(
         to_center = wrench_to_point_matrix(origin, contact.center_in_world())
         H[block, block] = to_center.T @ weights @ to_center
         C[16 * k : 16 * k + 16, block] = contact.cone(mu)
-    for array in (H, C, A):
+    n_cone = C.shape[0]
+    parts = (H, C, A, np.zeros(n), np.full(n_cone, -INFINITY), np.zeros(n_cone))
+    for array in parts:
         array.flags.writeable = False
-    _constant_cache[:] = [((contacts, key), (H, C, A))]
-    return H, C, A
+    _constant_cache[:] = [((contacts, key), parts)]
+    return parts
 
 
 def solve_wrench_distribution(
