@@ -27,6 +27,7 @@ set changed) proxsuite solves the QP and its solution is polished, as without it
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -125,6 +126,9 @@ class DenseQPSolver:
         self.active_set_hits = 0
         # The last polished active set (upper rows, lower rows), while the dimensions hold.
         self._active_set: tuple[np.ndarray, np.ndarray] | None = None
+        # Whether ``self._solver``'s initial guess is the warm start already (set once per
+        # solver: proxsuite's settings setter costs ~1 us a step).
+        self._warm_guess = False
 
     def _cold_solver(self, problem: DenseQP):
         solver = proxsuite.proxqp.dense.QP(*problem.dimensions)
@@ -136,6 +140,7 @@ class DenseQPSolver:
         # The default (equality-constrained) initial guess: proxsuite 0.8 reports feasible
         # problems as infeasible when started from zero.
         solver.init(problem.H, problem.g, problem.A, problem.b, problem.C, problem.l, problem.u)
+        self._warm_guess = False
         return solver
 
     def solve(self, problem: DenseQP) -> np.ndarray:
@@ -178,7 +183,9 @@ class DenseQPSolver:
             status = str(self._solver.results.info.status)
             self._solver = None
             raise NoSolutionFound(self.name, status)
-        self._solver.settings.initial_guess = WARM_START
+        if not self._warm_guess:
+            self._solver.settings.initial_guess = WARM_START
+            self._warm_guess = True
         if self.polish:
             start = time.perf_counter()
             z = np.array(self._solver.results.z)
@@ -194,7 +201,17 @@ class DenseQPSolver:
         """Whether the last solve succeeded (its solution, copied, in ``self._x``)."""
         results = self._solver.results
         self._x = np.array(results.x)
-        return results.info.status == SOLVED and bool(np.isfinite(self._x).all())
+        return results.info.status == SOLVED and all_finite(self._x)
+
+
+def all_finite(vector: np.ndarray) -> bool:
+    """Whether every entry of a 1-D float array is finite.
+
+    The sum of its entries as Python floats (a NaN or an infinite entry makes it NaN or
+    infinite; Python's float arithmetic raises no warning) instead of numpy's isfinite and all;
+    a finite array whose sum overflows goes to numpy's test.
+    """
+    return math.isfinite(sum(vector.tolist())) or bool(np.isfinite(vector).all())
 
 
 def polish_on_active_set(
@@ -300,7 +317,7 @@ def is_optimal_on_active_set(
     """
     n_eq = problem.A.shape[0]
     n_up = upper.size
-    if not np.isfinite(solution).all():
+    if not all_finite(solution):
         return False
     z = multipliers[n_eq:]
     threshold = 1e-7 * (1.0 + (float(np.abs(z).max()) if z.size else 0.0))

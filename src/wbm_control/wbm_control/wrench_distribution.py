@@ -10,7 +10,6 @@ sole frame origin, world axes) that
 
 from __future__ import annotations
 
-import math
 import operator
 from collections.abc import Sequence
 
@@ -18,7 +17,7 @@ import numpy as np
 
 from wbm_control.contacts import ActiveContact
 from wbm_control.exceptions import InputError
-from wbm_control.qp import INFINITY, DenseQP, DenseQPSolver
+from wbm_control.qp import INFINITY, DenseQP, DenseQPSolver, all_finite
 
 
 def skew(vector: np.ndarray) -> np.ndarray:
@@ -82,16 +81,6 @@ def build_wrench_distribution(
         A[4, column], A[4, column + 2] = z, -x
         A[5, column], A[5, column + 1] = -y, x
     return DenseQP(H=H, g=g, A=A, b=target, C=C, l=lower, u=upper)
-
-
-def all_finite(vector: np.ndarray) -> bool:
-    """Whether every entry of a 1-D float array is finite.
-
-    The sum of its entries as Python floats (a NaN or an infinite entry makes it NaN or
-    infinite; Python's float arithmetic raises no warning) instead of numpy's isfinite and all;
-    a finite array whose sum overflows goes to numpy's test.
-    """
-    return math.isfinite(sum(vector.tolist())) or bool(np.isfinite(vector).all())
 
 
 #: The last held contacts and weights, and what of the QP follows from them alone: the held
