@@ -319,12 +319,13 @@ def is_optimal_on_active_set(
     n_up = upper.size
     if not all_finite(solution):
         return False
-    z = multipliers[n_eq:]
-    threshold = 1e-7 * (1.0 + (float(np.abs(z).max()) if z.size else 0.0))
-    if n_up and not float(z[:n_up].min()) > threshold:
-        return False
-    if lower.size and not float(z[n_up:].max()) < -threshold:
-        return False
+    if n_up or lower.size:  # (no active inequality, the standing robot's: no sign to test)
+        z = multipliers[n_eq:]
+        threshold = 1e-7 * (1.0 + float(np.abs(z).max()))
+        if n_up and not float(z[:n_up].min()) > threshold:
+            return False
+        if lower.size and not float(z[n_up:].max()) < -threshold:
+            return False
     h = rhs[solution.size :]
     bound = tolerance * (1.0 + (float(np.abs(h).max()) if h.size else 0.0))
     if n_eq:
