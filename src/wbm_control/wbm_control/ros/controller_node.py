@@ -544,9 +544,10 @@ class ControllerNode(WbmNode):
 
     def _publish_diagnostics(self, now: float) -> None:
         self._steps += 1
-        self._flush_guard_report(time.monotonic())
-        walking = self.walking.walking
+        if self._guard_pending is not None:
+            self._flush_guard_report(time.monotonic())
         if self._steps % self._diagnostics_every == 0:
+            walking = self.walking.walking
             message = diagnostics_message(self.controller.status, now)
             message.status[0].values.extend(
                 KeyValue(key=k, value=v)
@@ -554,6 +555,7 @@ class ControllerNode(WbmNode):
             )
             self.diagnostics_publisher.publish(message)
         if self._steps % self._markers_every == 0:
+            walking = self.walking.walking
             self.markers_publisher.publish(
                 walking_markers(walking, self.walking.references, self.settings.world_frame, now)
             )
