@@ -43,10 +43,13 @@ controller's step 10.1 / 8.8 / 7.7 -> 4.5 / 2.6 / 2.6 ms median, readings to com
 18.6 -> 15.2 / 13.8 / 13.3 ms median, 68 / 57 / 73 -> 55 / 53 / 50 ms p99; the share of samples
 answered stayed within the noise, 16-25 %). The executor's wake-up costs about 0.5-1 ms of CPU per
 message with every entity of the node, and the trigger ``inputs`` steps once the last of a sample's
-messages arrived. Targets, walking commands and timers stay on the executor, in the input thread's
-``core_group``: they hold its lock while they run, so no two callbacks touch the core at once. A
-subscription or timer added to this node that touches the core must be created with
-``callback_group=core`` (``tests/control/test_controller_threads.py`` checks it).
+messages arrived. The robot inputs' callbacks take the values they use read straight from the
+serialized messages (:func:`wbm_description.ros.cdr.values_decoder`: stamp, frame_id, values; no
+message objects), with the same checks. Targets, walking commands and timers stay on the
+executor, in the input thread's ``core_group``: they hold its lock while they run, so no two
+callbacks touch the core at once. A subscription or timer added to this node that touches the
+core must be created with ``callback_group=core``
+(``tests/control/test_controller_threads.py`` checks it).
 
 Start: the node commands nothing until its first control step, which starts from the measured
 state (the robot side holds the initial posture until then, ``hold_posture_at_start``), so the

@@ -12,7 +12,17 @@ message (one per subscription per wake-up, as the executor does) and calls its c
 
 Messages of the types :mod:`wbm_description.ros.cdr` reads (JointState, Imu, WrenchStamped,
 Odometry, and the clock's) are taken serialized and read from their bytes into views with the
-same fields, at a fraction of the CPU time of rclpy's conversion into message objects.
+same fields, at a fraction of the CPU time of rclpy's conversion into message objects; a
+subscription may bring its own reader (``decode``: e.g. the controller's callbacks take the
+values they use, :func:`wbm_description.ros.cdr.values_decoder`). The time source's ``/clock``
+callback is run on the bytes (:func:`_clock_setter`: the same clock updates and jump callbacks,
+no message objects).
+
+Per wake-up the thread enters each subscription's handle once and keeps it entered through the
+wait, the takes and the callbacks (a subscription destroyed meanwhile is destroyed when the
+thread leaves it, as rclpy defers the destruction of a handle in use), and calls the decoder and
+the callback itself: the Python calls per message are few, which is what costs on the loop
+(the caches are cold after a control step).
 
 Everything else stays on the node's executor. Callbacks of both that touch the same state are
 serialized by one lock: the input thread holds :attr:`InputThread.lock` around each callback,
