@@ -221,3 +221,36 @@ def test_values_equal_rclpys_messages_and_fall_back_like_the_views():
     for bad in (wrench[:-1], wrench[:14]):
         with pytest.raises(cdr.CdrError):
             cdr.values_decoder(WrenchStamped)(bad)
+
+
+def test_joint_state_writer_makes_rclpys_bytes_for_every_combination_of_arrays():
+    # The writer's per-combination layouts (cached) against rclpy's deserialization: the same
+    # message, for names of every padding, every array given or empty, twice each (from the cache).
+    from itertools import product
+
+    from wbm_description.ros.cdr_writer import JointStateWriter
+
+    rng = np.random.default_rng(7)
+    for names in (
+        ["a"],
+        ["ab", "c"],
+        ["abc", "d", "efghi"],
+        [f"j{i}" * (i % 4 + 1) for i in range(23)],
+    ):
+        writer = JointStateWriter(names, frame_id="f" * len(names[0]))
+        n = len(names)
+        for given in list(product((False, True), repeat=3)) * 2:
+            arrays = [rng.normal(size=n) if g else None for g in given]
+            stamp_ns = int(rng.integers(0, 2**31 * 10**9))
+            message = JointState()
+            message.header.frame_id = "f" * len(names[0])
+            message.header.stamp.sec, message.header.stamp.nanosec = divmod(stamp_ns, 10**9)
+            message.name = names
+            for field, values in zip(("position", "velocity", "effort"), arrays, strict=True):
+                if values is not None:
+                    setattr(message, field, values.tolist())
+            # Compared read back: rclpy's bytes have padding bytes left as they were in its
+            # buffer and may end with some more.
+            assert deserialize_message(writer.write(stamp_ns, *arrays), JointState) == message
+        with pytest.raises(ValueError, match="one per name"):
+            writer.write(0, np.zeros(n + 1), None, None)

@@ -224,15 +224,19 @@ class CommandMessage:
         Raises:
             InputError: An array that is not one value per joint.
         """
+        shape = (self._n,)
         arrays = []
-        for field in ("position", "velocity", "effort"):
-            values = getattr(command, field)
+        for field, values in (
+            ("position", command.position),
+            ("velocity", command.velocity),
+            ("effort", command.effort),
+        ):
             if values is not None:
                 values = np.ascontiguousarray(values, dtype=float)
-                if values.shape != (self._n,):
+                if values.shape != shape:
                     raise InputError(field, f"{self._n} values (one per name)", values.shape)
             arrays.append(values)
-        return self._writer.write(stamp_ns, *arrays)
+        return self._writer.write(stamp_ns, arrays[0], arrays[1], arrays[2])
 
 
 def diagnostics_message(
