@@ -122,7 +122,6 @@ def spin_for(executor, seconds):
         executor.spin_once(timeout_sec=0.01)
 
 
-
 def test_node_controls_estimates_and_falls_back_safely(icub, controller_process):
     process, log_path, mode = controller_process
     rclpy.init()
@@ -253,7 +252,7 @@ def test_bad_parameter_stops_the_node_naming_the_key(ros_env):
 def test_joint_state_reader_and_command_message_equal_the_converters():
     # The node's cached reader and preallocated command against the one-shot converters: same
     # arrays (exact) for any order of names, same errors for bad messages.
-    from rclpy.serialization import deserialize_message
+    from rclpy.serialization import deserialize_message, serialize_message
     from sensor_msgs.msg import JointState
 
     from wbm_control.ros.messages import (
@@ -264,25 +263,37 @@ def test_joint_state_reader_and_command_message_equal_the_converters():
     )
     from wbm_description.exceptions import InputError
     from wbm_description.robot_io import JointCommand
+    from wbm_description.ros.cdr import values_decoder
 
     index = {"a": 0, "b": 1, "c": 2}
     reader = JointStateReader(index, 3)
+    # The node's path: the values read from the serialized message (read-only views).
+    values_reader, decode = JointStateReader(index, 3), values_decoder(JointState)
     rng = np.random.default_rng(2)
     for names in (["a", "b", "c"], ["a", "b", "c"], ["c", "a", "b"], ["c", "a", "b"]):
         message = joint_state_message(names, rng.normal(size=3), rng.normal(size=3))
-        for got, expected in zip(
-            reader.read(message), joint_state_from_message(message, index, 3), strict=True
-        ):
-            assert (got is None and expected is None) or np.array_equal(got, expected)
+        expected_arrays = joint_state_from_message(message, index, 3)
+        _, _, *fields = decode(serialize_message(message))
+        for read in (reader.read(message), values_reader.read_values(*fields)):
+            for got, expected in zip(read, expected_arrays, strict=True):
+                assert (got is None and expected is None) or np.array_equal(got, expected)
+                assert got is None or got.flags.writeable
     for bad in (
         joint_state_message(["c", "a", "b"], [0.0, float("nan"), 1.0], [0.0, 0.0, 0.0]),
         joint_state_message(["c", "a", "b"], [0.0, 0.0, 0.0]),  # no velocities
         joint_state_message(["c", "a"], [0.0, 0.0], [0.0, 0.0]),  # a joint missing
+        joint_state_message(["c", "a", "x"], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]),  # unknown
+        JointState(name=["c", "a", "b"], position=[0.0] * 3, velocity=[0.0] * 2),  # lengths
+        joint_state_message(["c", "a", "b"], [0.0, 0.0, 0.0], [0.0, -np.inf, 0.0]),
     ):
         with pytest.raises(InputError):
             joint_state_from_message(bad, index, 3)
-        with pytest.raises(InputError):
+        with pytest.raises(InputError) as error:
             reader.read(bad)
+        _, _, *fields = decode(serialize_message(bad))
+        with pytest.raises(InputError) as values_error:
+            values_reader.read_values(*fields)
+        assert str(values_error.value) == str(error.value)
     filler = CommandMessage(["a", "b", "c"])
     for command in (
         JointCommand(position=rng.normal(size=3), velocity=rng.normal(size=3), effort=None),

@@ -14,7 +14,7 @@ import pytest
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import Imu
 
-from wbm_control.ros.messages import imu_from_message
+from wbm_control.ros.messages import imu_from_message, imu_from_values
 from wbm_description.exceptions import InputError
 from wbm_description.ros import cdr
 
@@ -39,8 +39,12 @@ def test_matches_the_numpy_normalization_on_decoded_and_rclpy_messages(rng):
         quaternion *= (1.0 + rng.uniform(-9e-4, 9e-4)) / np.linalg.norm(quaternion)
         gyro, accel = rng.normal(size=3), rng.normal(scale=9.81, size=3)
         message = imu(quaternion, gyro, accel)
-        for given in (message, decode(serialize_message(message))):
-            reading = imu_from_message(given)
+        _, _, v = cdr.values_decoder(Imu)(serialize_message(message))  # the node's path
+        for reading in (
+            imu_from_message(message),
+            imu_from_message(decode(serialize_message(message))),
+            imu_from_values(v[0:4], v[13:16], v[25:28]),
+        ):
             expected = quaternion / np.linalg.norm(quaternion)
             np.testing.assert_allclose(
                 reading.orientation_xyzw, expected, rtol=0.0, atol=ULP_TOLERANCE
@@ -62,11 +66,16 @@ def test_matches_the_numpy_normalization_on_decoded_and_rclpy_messages(rng):
 def test_rejects_non_finite_or_non_unit_orientations(quaternion, gyro, match):
     with pytest.raises(InputError, match=match):
         imu_from_message(imu(quaternion, gyro, (0.0, 0.0, 9.81)))
+    with pytest.raises(InputError, match=match):
+        imu_from_values(quaternion, gyro, (0.0, 0.0, 9.81))
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_a_non_finite_acceleration_reads_as_no_accelerometer(bad):
     reading = imu_from_message(imu((0.0, 0.0, 0.0, 1.0), (0.1, 0.2, 0.3), (0.5, bad, 9.8)))
+    from_values = imu_from_values((0.0, 0.0, 0.0, 1.0), (0.1, 0.2, 0.3), (0.5, bad, 9.8))
+    for field in ("orientation_xyzw", "angular_velocity", "linear_acceleration"):
+        np.testing.assert_array_equal(getattr(from_values, field), getattr(reading, field))
     # All zeros: the base estimator fuses only finite, non-zero accelerometer readings.
     np.testing.assert_array_equal(reading.linear_acceleration, np.zeros(3))
     np.testing.assert_array_equal(reading.angular_velocity, [0.1, 0.2, 0.3])

@@ -149,3 +149,108 @@ def test_big_endian_bytes_fall_back_to_rclpy_and_bad_bytes_raise():
         with pytest.raises(cdr.CdrError):
             cdr.decoder(JointState)(bad)
     assert cdr.has_reader(JointState) and not cdr.has_reader(Time)
+
+
+def _values_of(message) -> tuple:
+    """The values tuple of cdr.values_decoder, computed from a real message."""
+    stamp = message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
+    if isinstance(message, JointState):
+        return (stamp, message.header.frame_id, list(message.name),
+                np.asarray(message.position, dtype=float),
+                np.asarray(message.velocity, dtype=float),
+                np.asarray(message.effort, dtype=float))  # fmt: skip
+    if isinstance(message, Imu):
+        o, w, a = message.orientation, message.angular_velocity, message.linear_acceleration
+        values = [o.x, o.y, o.z, o.w, *message.orientation_covariance,
+                  w.x, w.y, w.z, *message.angular_velocity_covariance,
+                  a.x, a.y, a.z, *message.linear_acceleration_covariance]  # fmt: skip
+    else:
+        f, t = message.wrench.force, message.wrench.torque
+        values = [f.x, f.y, f.z, t.x, t.y, t.z]
+    return stamp, message.header.frame_id, tuple(float(v) for v in values)
+
+
+def _same_values(got: tuple, expected: tuple) -> None:
+    assert len(got) == len(expected)
+    assert got[:2] == expected[:2] and type(got[0]) is int and type(got[1]) is str
+    for g, e in zip(got[2:], expected[2:], strict=True):
+        if isinstance(e, np.ndarray):
+            assert isinstance(g, np.ndarray) and g.dtype == np.float64
+            np.testing.assert_array_equal(g, e)  # NaN equal to NaN
+        elif isinstance(e, list):
+            assert list(g) == e
+        else:
+            assert len(g) == len(e) and all(type(x) is float for x in g)
+            np.testing.assert_array_equal(np.array(g), np.array(e))
+
+
+def test_values_equal_rclpys_messages_and_fall_back_like_the_views():
+    rng = np.random.default_rng(6)
+    joints = [f"joint_{i}_" + "x" * (i % 5) for i in range(32)]
+    decode = cdr.values_decoder(JointState)
+    name_lists = [joints, joints, joints[:7], joints, ["a", "bb", "ccc"], joints[::-1], joints]
+    for names in name_lists * 3:
+        message = _random_joint_state(rng, names)
+        data = serialize_message(message)
+        _same_values(decode(data), _values_of(deserialize_message(data, JointState)))
+    for msg_type in (Imu, WrenchStamped):
+        for _ in range(20):
+            message = msg_type()
+            _header(message, rng)
+            _fill_doubles(message, rng)
+            data = serialize_message(message)
+            expected = _values_of(deserialize_message(data, msg_type))
+            _same_values(cdr.values_decoder(msg_type)(data), expected)
+    # Big-endian bytes: rclpy's deserialization, converted to the same values.
+    frame = b"l_foot\x00"
+    body = struct.pack(">iII", 5, 7, len(frame)) + frame
+    body += b"\x00" * (-len(body) % 8) + struct.pack(">6d", 1.0, 2.0, 3.0, 4.0, 5.0, 6.0)
+    data = b"\x00\x00\x00\x00" + body
+    with pytest.raises(cdr.CdrError, match="little-endian"):
+        cdr.wrench_stamped_values(data)
+    assert cdr.values_decoder(WrenchStamped)(data) == (
+        5_000_000_007,
+        "l_foot",
+        (1.0, 2.0, 3.0, 4.0, 5.0, 6.0),
+    )
+    good = serialize_message(_random_joint_state(np.random.default_rng(5), ["a", "b"]))
+    for bad in (good[:-9], good[:20], good[:10]):
+        with pytest.raises(cdr.CdrError):
+            cdr.values_decoder(JointState)(bad)
+    wrench = serialize_message(WrenchStamped())
+    for bad in (wrench[:-1], wrench[:14]):
+        with pytest.raises(cdr.CdrError):
+            cdr.values_decoder(WrenchStamped)(bad)
+
+
+def test_joint_state_writer_makes_rclpys_bytes_for_every_combination_of_arrays():
+    # The writer's per-combination layouts (cached) against rclpy's deserialization: the same
+    # message, for names of every padding, every array given or empty, twice each (from the cache).
+    from itertools import product
+
+    from wbm_description.ros.cdr_writer import JointStateWriter
+
+    rng = np.random.default_rng(7)
+    for names in (
+        ["a"],
+        ["ab", "c"],
+        ["abc", "d", "efghi"],
+        [f"j{i}" * (i % 4 + 1) for i in range(23)],
+    ):
+        writer = JointStateWriter(names, frame_id="f" * len(names[0]))
+        n = len(names)
+        for given in list(product((False, True), repeat=3)) * 2:
+            arrays = [rng.normal(size=n) if g else None for g in given]
+            stamp_ns = int(rng.integers(0, 2**31 * 10**9))
+            message = JointState()
+            message.header.frame_id = "f" * len(names[0])
+            message.header.stamp.sec, message.header.stamp.nanosec = divmod(stamp_ns, 10**9)
+            message.name = names
+            for field, values in zip(("position", "velocity", "effort"), arrays, strict=True):
+                if values is not None:
+                    setattr(message, field, values.tolist())
+            # Compared read back: rclpy's bytes have padding bytes left as they were in its
+            # buffer and may end with some more.
+            assert deserialize_message(writer.write(stamp_ns, *arrays), JointState) == message
+        with pytest.raises(ValueError, match="one per name"):
+            writer.write(0, np.zeros(n + 1), None, None)

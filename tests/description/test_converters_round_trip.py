@@ -208,5 +208,15 @@ def test_wrench_and_transform_messages(rng):
     np.testing.assert_array_equal(
         messages.wrench_from_message(messages.wrench_message(wrench)), wrench
     )
+    np.testing.assert_array_equal(messages.wrench_from_values(tuple(wrench.tolist())), wrench)
+    # Rejected: any NaN/inf; accepted: finite values whose sum overflows.
+    for bad in (np.nan, np.inf, -np.inf):
+        values = [1.0, 2.0, bad, 4.0, 5.0, 6.0]
+        with pytest.raises(InputError, match="finite"):
+            messages.wrench_from_values(values)
+        with pytest.raises(InputError, match="finite"):
+            messages.wrench_from_message(messages.wrench_message(np.array(values)))
+    huge = [1e308, 1e308, 0.0, 0.0, 0.0, 0.0]
+    np.testing.assert_array_equal(messages.wrench_from_values(huge), huge)
     transform = messages.transform_message([1.0, 2.0, 3.0], [0.0, 0.0, 0.0, 1.0])
     assert (transform.translation.z, transform.rotation.w) == (3.0, 1.0)

@@ -179,3 +179,54 @@ def test_serialized_inputs_are_views_and_undecodable_bytes_are_dropped(context):
     assert all(isinstance(m, MessageView) for m in received)
     assert all(m.name == ["a", "b"] and m.header.frame_id == "f" for m in received)
     assert all(m.position.tolist() == [0.25, -1e-9] and len(m.effort) == 0 for m in received)
+
+
+def test_the_clock_on_the_thread_sets_the_nodes_time_and_calls_its_jump_callbacks(context):
+    # take_clock: the time source's /clock subscription runs on the thread, read from its
+    # serialized bytes (no Clock message); the node's ROS time follows each sample exactly and
+    # the clock's jump callbacks see every jump, as with rclpy's own clock callback.
+    from rclpy.clock import JumpThreshold
+    from rclpy.duration import Duration
+    from rclpy.parameter import Parameter
+    from rosgraph_msgs.msg import Clock
+
+    publisher_node = rclpy.create_node("input_thread_clock", context=context)
+    node = rclpy.create_node(
+        "input_thread_node",
+        context=context,
+        parameter_overrides=[Parameter("use_sim_time", Parameter.Type.BOOL, True)],
+    )
+    inputs = InputThread(node)
+    assert inputs.take_clock()
+    jumps = []
+    threshold = JumpThreshold(
+        min_forward=Duration(nanoseconds=1), min_backward=Duration(nanoseconds=-1)
+    )
+    handle = node.get_clock().create_jump_callback(
+        threshold, post_callback=lambda jump: jumps.append(jump.delta.nanoseconds)
+    )
+    publisher = publisher_node.create_publisher(Clock, "/clock", 10)
+    inputs.start()
+    stamps = [(5, 250), (7, 999_999_999), (6, 0)]  # forward, forward, back
+    try:
+        deadline = time.monotonic() + WAIT
+        while publisher.get_subscription_count() == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        previous = 0
+        for sec, nanosec in stamps:
+            message = Clock()
+            message.clock.sec, message.clock.nanosec = sec, nanosec
+            publisher.publish(message)
+            expected = sec * 1_000_000_000 + nanosec
+            while node.get_clock().now().nanoseconds != expected:
+                assert time.monotonic() < deadline, "the node's time did not follow /clock"
+                time.sleep(0.005)
+            assert jumps[-1] == expected - previous
+            previous = expected
+        assert inputs.running
+        last = node._time_source._last_time_set  # kept for clocks attached later
+        assert last.nanoseconds == previous and last.clock_type == node.get_clock().clock_type
+    finally:
+        inputs.stop()
+        handle.unregister()
+    assert len(jumps) == len(stamps)

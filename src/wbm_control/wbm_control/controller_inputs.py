@@ -194,17 +194,20 @@ class ControllerInputs:
         self._received[name] = time
         if self.trigger != "inputs":
             return False
-        self._stamps[name] = stamp
+        stamps = self._stamps
+        stamps[name] = stamp
         if stamp == self._answered_stamp:
             return False
-        if all(self._stamps.get(key) == stamp for key in self.required):
-            self._answered_stamp = stamp
-            if self._superseded(time, stamp):
-                self.skipped += 1
+        get = stamps.get
+        for key in self.required:  # every required input of this stamp arrived?
+            if get(key) != stamp:
                 return False
-            self._last_answer = time
-            return True
-        return False
+        self._answered_stamp = stamp
+        if self._superseded(time, stamp):
+            self.skipped += 1
+            return False
+        self._last_answer = time
+        return True
 
     def _superseded(self, time: float, stamp: int) -> bool:
         """Whether a complete sample is too far behind the clock to answer (module docstring)."""

@@ -104,6 +104,7 @@ class JointStateGuard:
         self._stamp: int | None = None
         self._positions: np.ndarray | None = None
         self._jumps_in_a_row = 0
+        self._allowed: tuple[float, np.ndarray] | None = None  # (elapsed, its allowed motion)
 
     def restart(self) -> None:
         """Forget the last sample (the owner stays): the next one is accepted as it is."""
@@ -163,7 +164,12 @@ class JointStateGuard:
             self.restart()
         if self._positions is not None and self._stamp is not None:
             elapsed = max(0.0, (stamp - self._stamp) * 1e-9)
-            allowed = self.max_speed * elapsed + self.position_margin
+            cached = self._allowed
+            if cached is not None and cached[0] == elapsed:
+                allowed = cached[1]  # the robot's period again: the same bounds
+            else:
+                allowed = self.max_speed * elapsed + self.position_margin
+                self._allowed = (elapsed, allowed)
             moved = np.abs(positions - self._positions)
             over = moved > allowed
             if over.any() and self._jumps_in_a_row < MAX_REJECTED_JUMPS:

@@ -43,10 +43,13 @@ controller's step 10.1 / 8.8 / 7.7 -> 4.5 / 2.6 / 2.6 ms median, readings to com
 18.6 -> 15.2 / 13.8 / 13.3 ms median, 68 / 57 / 73 -> 55 / 53 / 50 ms p99; the share of samples
 answered stayed within the noise, 16-25 %). The executor's wake-up costs about 0.5-1 ms of CPU per
 message with every entity of the node, and the trigger ``inputs`` steps once the last of a sample's
-messages arrived. Targets, walking commands and timers stay on the executor, in the input thread's
-``core_group``: they hold its lock while they run, so no two callbacks touch the core at once. A
-subscription or timer added to this node that touches the core must be created with
-``callback_group=core`` (``tests/control/test_controller_threads.py`` checks it).
+messages arrived. The robot inputs' callbacks take the values they use read straight from the
+serialized messages (:func:`wbm_description.ros.cdr.values_decoder`: stamp, frame_id, values; no
+message objects), with the same checks. Targets, walking commands and timers stay on the
+executor, in the input thread's ``core_group``: they hold its lock while they run, so no two
+callbacks touch the core at once. A subscription or timer added to this node that touches the
+core must be created with ``callback_group=core``
+(``tests/control/test_controller_threads.py`` checks it).
 
 Start: the node commands nothing until its first control step, which starts from the measured
 state (the robot side holds the initial posture until then, ``hold_posture_at_start``), so the
@@ -99,10 +102,9 @@ from wbm_control.ros.messages import (
     JointStateReader,
     diagnostics_array,
     diagnostics_message,
-    imu_from_message,
+    imu_from_values,
     point_from_message,
     pose_from_message,
-    stamp_nanoseconds,
 )
 from wbm_control.ros.walking_messages import (
     footsteps_from_path,
@@ -117,12 +119,13 @@ from wbm_control.walking_behaviour import WalkingBehaviour
 from wbm_description.exceptions import ConfigError, NameNotFound, WbmError
 from wbm_description.registry import load_robot
 from wbm_description.robot_io import JointCommand
+from wbm_description.ros.cdr import values_decoder
 from wbm_description.ros.cycle_timing import CycleTiming
 from wbm_description.ros.input_thread import InputThread, quiet_publisher_events
 from wbm_description.ros.messages import (
     OdometryMessage,
     base_from_odometry,
-    wrench_from_message,
+    wrench_from_values,
 )
 from wbm_description.ros.node_runtime import (
     ROS_PARAMETERS,
@@ -202,14 +205,23 @@ class ControllerNode(WbmNode):
         inputs = partial(self.input_thread.subscribe, newest=True)
         sensor_qos = QoSProfile(depth=5, reliability=ReliabilityPolicy.BEST_EFFORT)
         reliable = QoSProfile(depth=10)
-        inputs(JointState, "joint_states", self._on_joint_states, sensor_qos)
-        inputs(Imu, "imu", self._on_imu, sensor_qos)
+        # Their callbacks take the values they use, read from the serialized message (no
+        # message object or view; cdr.values_decoder).
+        inputs(
+            JointState,
+            "joint_states",
+            self._on_joint_states,
+            sensor_qos,
+            decode=values_decoder(JointState),
+        )
+        inputs(Imu, "imu", self._on_imu, sensor_qos, decode=values_decoder(Imu))
         for sensor in self.sensor_frames:
             inputs(
                 WrenchStamped,
                 wrench_input(sensor),
-                lambda message, name=sensor: self._on_wrench(name, message),
+                partial(self._on_wrench, sensor),
                 sensor_qos,
+                decode=values_decoder(WrenchStamped),
             )
         if self.settings.use_ground_truth:
             inputs(Odometry, "ground_truth/odom", self._on_ground_truth, sensor_qos)
@@ -270,14 +282,17 @@ class ControllerNode(WbmNode):
     def _now(self) -> float:
         return self.now_nanoseconds() * 1e-9
 
-    def _on_joint_states(self, message: JointState, info: MessageInfo) -> None:
+    def _on_joint_states(self, values: tuple[Any, ...], info: MessageInfo) -> None:
+        """A joint state: (stamp [ns], frame_id, names, position, velocity, effort)."""
         arrived = time.monotonic()
+        stamp, _, names, position, velocity, effort = values
         try:
-            positions, velocities, efforts = self._joint_states.read(message)
+            positions, velocities, efforts = self._joint_states.read_values(
+                names, position, velocity, effort
+            )
         except WbmError as error:
             self.throttled.warning("joint_states", f"dropped joint_states: {error}")
             return
-        stamp = stamp_nanoseconds(message.header.stamp)
         wall_time = self._joint_states_arrived = arrived
         gid = info.get("publisher_gid") if info else None
         screening = self.joint_state_guard.screen(
@@ -333,30 +348,33 @@ class ControllerNode(WbmNode):
         self.inputs.restart()
         self._log(self.safe_hold.leave())
 
-    def _on_imu(self, message: Imu) -> None:
+    def _on_imu(self, values: tuple[int, str, tuple[float, ...]]) -> None:
+        """An IMU reading: (stamp [ns], frame_id, the 37 floats of cdr.imu_values)."""
+        stamp, _, v = values
         try:
-            reading = imu_from_message(message)
+            reading = imu_from_values(v[0:4], v[13:16], v[25:28])
         except WbmError as error:
             self.throttled.warning("imu", f"dropped imu: {error}")
             return
-        stamp = stamp_nanoseconds(message.header.stamp)
         if self.inputs.set_imu(reading, time=self._now(), stamp=stamp):
             self._control_step(stamp)
 
-    def _on_wrench(self, sensor: str, message: WrenchStamped) -> None:
-        topic, frame = wrench_input(sensor), self.sensor_frames[sensor]
-        if message.header.frame_id and message.header.frame_id != frame:
+    def _on_wrench(self, sensor: str, values: tuple[int, str, tuple[float, ...]]) -> None:
+        """An F/T reading: (stamp [ns], frame_id, force xyz and torque xyz)."""
+        stamp, frame_id, v = values
+        if frame_id and frame_id != self.sensor_frames[sensor]:
+            topic = wrench_input(sensor)
             self.throttled.warning(
                 topic,
-                f"dropped {topic}: frame_id '{message.header.frame_id}', expected '{frame}'",
+                f"dropped {topic}: frame_id '{frame_id}', expected '{self.sensor_frames[sensor]}'",
             )
             return
         try:
-            wrench = wrench_from_message(message.wrench)
+            wrench = wrench_from_values(v)
         except WbmError as error:
+            topic = wrench_input(sensor)
             self.throttled.warning(topic, f"dropped {topic}: {error}")
             return
-        stamp = stamp_nanoseconds(message.header.stamp)
         if self.inputs.set_wrench(sensor, wrench, time=self._now(), stamp=stamp):
             self._control_step(stamp)
 
@@ -529,9 +547,10 @@ class ControllerNode(WbmNode):
 
     def _publish_diagnostics(self, now: float) -> None:
         self._steps += 1
-        self._flush_guard_report(time.monotonic())
-        walking = self.walking.walking
+        if self._guard_pending is not None:
+            self._flush_guard_report(time.monotonic())
         if self._steps % self._diagnostics_every == 0:
+            walking = self.walking.walking
             message = diagnostics_message(self.controller.status, now)
             message.status[0].values.extend(
                 KeyValue(key=k, value=v)
@@ -539,6 +558,7 @@ class ControllerNode(WbmNode):
             )
             self.diagnostics_publisher.publish(message)
         if self._steps % self._markers_every == 0:
+            walking = self.walking.walking
             self.markers_publisher.publish(
                 walking_markers(walking, self.walking.references, self.settings.world_frame, now)
             )

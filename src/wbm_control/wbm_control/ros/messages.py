@@ -8,6 +8,7 @@ from __future__ import annotations
 import array
 import math
 from collections.abc import Mapping, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -82,8 +83,23 @@ class JointStateReader:
         Raises:
             InputError: As :func:`joint_state_from_message`.
         """
-        names = message.name
+        return self.read_values(message.name, message.position, message.velocity, message.effort)
+
+    def read_values(
+        self, names: Sequence[str], position: Any, velocity: Any, effort: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """:meth:`read` of a message's fields (names and the three value arrays).
+
+        E.g. from :class:`~wbm_description.ros.cdr.JointStateValues`. The arrays are not
+        changed (read-only views are fine): the results are new arrays.
+
+        Raises:
+            InputError: As :func:`joint_state_from_message`.
+        """
         if self._names is None or names != self._names:
+            message = SimpleNamespace(
+                name=names, position=position, velocity=velocity, effort=effort
+            )
             arrays = joint_arrays_from_message(message, self._joint_index, require_all=True)
             if arrays.position is None or arrays.velocity is None:
                 raise InputError("joint_states", "position and velocity of every joint")
@@ -92,8 +108,7 @@ class JointStateReader:
             self._identity = bool(np.array_equal(arrays.indices, np.arange(self._ndof)))
         n = self._ndof
         out = []
-        for field in ("position", "velocity", "effort"):
-            values = getattr(message, field)
+        for field, values in (("position", position), ("velocity", velocity), ("effort", effort)):
             if len(values) == 0:
                 if field != "effort":
                     raise InputError("joint_states", "position and velocity of every joint")
@@ -101,18 +116,17 @@ class JointStateReader:
                 continue
             if len(values) != n:
                 raise InputError(field, f"{n} values (one per name) or none", len(values))
-            array_ = (
-                np.frombuffer(values, dtype=float)
-                if isinstance(values, array.array)
-                else (np.asarray(values, dtype=float))
-            )
-            if not np.isfinite(array_).all():
+            if isinstance(values, array.array):
+                values = np.frombuffer(values, dtype=float)
+            elif type(values) is not np.ndarray or values.dtype != np.float64:
+                values = np.asarray(values, dtype=float)
+            if not np.isfinite(values).all():
                 raise InputError(field, "finite values (no NaN or inf)")
             if self._identity:
-                out.append(array_.copy())
+                out.append(values.copy())
             else:
                 ordered = np.empty(n)
-                ordered[self._indices] = array_
+                ordered[self._indices] = values
                 out.append(ordered)
         return out[0], out[1], out[2]
 
@@ -129,14 +143,25 @@ def imu_from_message(message: Imu) -> ImuReading:
             quaternion.
     """
     o, w, a = message.orientation, message.angular_velocity, message.linear_acceleration
-    x, y, z, qw = float(o.x), float(o.y), float(o.z), float(o.w)
-    gx, gy, gz = float(w.x), float(w.y), float(w.z)
+    return imu_from_values(
+        (float(o.x), float(o.y), float(o.z), float(o.w)),
+        (float(w.x), float(w.y), float(w.z)),
+        (float(a.x), float(a.y), float(a.z)),
+    )
+
+
+def imu_from_values(
+    orientation: Sequence[float], angular_velocity: Sequence[float], acceleration: Sequence[float]
+) -> ImuReading:
+    """:func:`imu_from_message` of the fields as Python floats (xyzw, xyz, xyz); same checks."""
+    x, y, z, qw = orientation
+    gx, gy, gz = angular_velocity
     if not all(map(math.isfinite, (x, y, z, qw, gx, gy, gz))):
         raise InputError("imu", "finite orientation and angular velocity")
     norm = math.sqrt(x * x + y * y + z * z + qw * qw)
     if abs(norm - 1.0) > 1e-3:
         raise InputError("imu.orientation", "a unit quaternion", f"norm {norm:.6g}")
-    accel = (float(a.x), float(a.y), float(a.z))
+    accel = acceleration
     if not all(map(math.isfinite, accel)):
         accel = (0.0, 0.0, 0.0)
     return ImuReading(
@@ -199,15 +224,19 @@ class CommandMessage:
         Raises:
             InputError: An array that is not one value per joint.
         """
+        shape = (self._n,)
         arrays = []
-        for field in ("position", "velocity", "effort"):
-            values = getattr(command, field)
+        for field, values in (
+            ("position", command.position),
+            ("velocity", command.velocity),
+            ("effort", command.effort),
+        ):
             if values is not None:
                 values = np.ascontiguousarray(values, dtype=float)
-                if values.shape != (self._n,):
+                if values.shape != shape:
                     raise InputError(field, f"{self._n} values (one per name)", values.shape)
             arrays.append(values)
-        return self._writer.write(stamp_ns, *arrays)
+        return self._writer.write(stamp_ns, arrays[0], arrays[1], arrays[2])
 
 
 def diagnostics_message(

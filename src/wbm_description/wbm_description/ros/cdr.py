@@ -226,6 +226,163 @@ def read_clock(data: bytes) -> MessageView:
     return _parse("clock", read, data)
 
 
+# ---------------------------------------------------------------- values, no views
+#
+# A node's own callbacks may take the values they use straight from the bytes (no view, no
+# Time message): ``(stamp_ns, frame_id, values)`` tuples. Bytes of another encapsulation are
+# deserialized by rclpy and converted to the same tuple (:func:`values_decoder`).
+
+_HEADER = struct.Struct("<iII")  # stamp sec, nanosec, frame_id length
+
+
+def _header_values(data: bytes, what: str) -> tuple[int, str, int]:
+    """(stamp [ns], frame_id, offset after the header) of a message starting with a Header."""
+    if data[:2] != CDR_LITTLE_ENDIAN:
+        raise CdrError(what, "CDR little-endian encapsulation (00 01)", bytes(data[:2]).hex())
+    try:
+        sec, nanosec, length = _HEADER.unpack_from(data, _ORIGIN)
+    except struct.error as error:
+        raise CdrError(what, "a complete serialized message", str(error)) from None
+    start = _ORIGIN + 12
+    end = start + length
+    if length == 0 or end > len(data):
+        raise CdrError("string", "a NUL-terminated string within the message", length)
+    try:
+        frame_id = data[start : end - 1].decode() if length > 1 else ""
+    except UnicodeDecodeError as error:
+        raise CdrError(what, "a complete serialized message", str(error)) from None
+    return sec * 1_000_000_000 + nanosec, frame_id, end
+
+
+def _doubles_at(data: bytes, offset: int, layout: struct.Struct, what: str) -> tuple[float, ...]:
+    offset += -(offset - _ORIGIN) % 8
+    try:
+        return layout.unpack_from(data, offset)
+    except struct.error as error:
+        raise CdrError(what, "a complete serialized message", str(error)) from None
+
+
+def wrench_stamped_values(data: bytes) -> tuple[int, str, tuple[float, ...]]:
+    """geometry_msgs/WrenchStamped from CDR: (stamp [ns], frame_id, (force xyz, torque xyz))."""
+    stamp, frame_id, offset = _header_values(data, "wrench")
+    return stamp, frame_id, _doubles_at(data, offset, _WRENCH, "wrench")
+
+
+def imu_values(data: bytes) -> tuple[int, str, tuple[float, ...]]:
+    """sensor_msgs/Imu from CDR: (stamp [ns], frame_id, 37 floats).
+
+    The floats: orientation xyzw [0:4], its covariance [4:13], angular velocity [13:16], its
+    covariance [16:25], linear acceleration [25:28], its covariance [28:37].
+    """
+    stamp, frame_id, offset = _header_values(data, "imu")
+    return stamp, frame_id, _doubles_at(data, offset, _IMU, "imu")
+
+
+def _stamp_ns(stamp: Any) -> int:
+    return stamp.sec * 1_000_000_000 + stamp.nanosec
+
+
+def _wrench_values_of(message: Any) -> tuple[int, str, tuple[float, ...]]:
+    f, t = message.wrench.force, message.wrench.torque
+    values = (f.x, f.y, f.z, t.x, t.y, t.z)
+    return _stamp_ns(message.header.stamp), message.header.frame_id, values
+
+
+def _imu_values_of(message: Any) -> tuple[int, str, tuple[float, ...]]:
+    o, w, a = message.orientation, message.angular_velocity, message.linear_acceleration
+    values = (
+        (o.x, o.y, o.z, o.w, *map(float, message.orientation_covariance))
+        + (w.x, w.y, w.z, *map(float, message.angular_velocity_covariance))
+        + (a.x, a.y, a.z, *map(float, message.linear_acceleration_covariance))
+    )
+    return _stamp_ns(message.header.stamp), message.header.frame_id, values
+
+
+class JointStateValues:
+    """sensor_msgs/JointState from CDR: (stamp [ns], frame_id, names, position, velocity, effort).
+
+    The arrays are read-only float64 views of the bytes (copy them to keep or change them);
+    the names are decoded only when their bytes change (the same list object otherwise), as
+    :class:`JointStateDecoder`. One per subscription.
+    """
+
+    def __init__(self) -> None:
+        self._decoder = JointStateDecoder()
+
+    def __call__(self, data: bytes) -> tuple[Any, ...]:
+        """The values of one serialized JointState."""
+        stamp, frame_id, offset = _header_values(data, "joint_states")
+        reader = _Reader(data, "joint_states")
+        reader.offset = offset
+        decoder = self._decoder
+        try:
+            start = offset
+            count = reader.uint32()
+            length = len(decoder._names_bytes)
+            if count == len(decoder._names) and data[start : start + length] == (
+                decoder._names_bytes
+            ):
+                names = decoder._names
+                reader.offset = start + length
+            else:
+                names = [reader.string() for _ in range(count)]
+                if names != decoder._names:
+                    decoder._names = names
+                decoder._names_bytes = bytes(data[start : reader.offset])
+            arrays = []
+            for _ in range(3):
+                count = reader.uint32()
+                if count:
+                    reader.align(8)
+                arrays.append(np.frombuffer(data, "<f8", count, reader.offset))
+                reader.offset += 8 * count
+        except (struct.error, ValueError, UnicodeDecodeError) as error:
+            raise CdrError("joint_states", "a complete serialized message", str(error)) from None
+        return stamp, frame_id, names, arrays[0], arrays[1], arrays[2]
+
+
+def _joint_state_values_of(message: Any) -> tuple[Any, ...]:
+    return (
+        _stamp_ns(message.header.stamp),
+        message.header.frame_id,
+        list(message.name),
+        np.asarray(message.position, dtype=float),
+        np.asarray(message.velocity, dtype=float),
+        np.asarray(message.effort, dtype=float),
+    )
+
+
+_VALUES: dict[type, tuple[Callable[[], Callable[[bytes], Any]], Callable[[Any], Any]]] = {
+    JointState: (JointStateValues, _joint_state_values_of),
+    Imu: (lambda: imu_values, _imu_values_of),
+    WrenchStamped: (lambda: wrench_stamped_values, _wrench_values_of),
+}
+
+
+def values_decoder(msg_type: type) -> Callable[[bytes], Any]:
+    """The serialized bytes of a ``msg_type`` to its values tuple (a reader of its own per call).
+
+    :func:`imu_values`-like tuples: JointState (:class:`JointStateValues`), Imu
+    (:func:`imu_values`), WrenchStamped (:func:`wrench_stamped_values`). Bytes the reader cannot
+    read are deserialized by rclpy and converted to the same tuple; :class:`CdrError` for bytes
+    neither can read.
+    """
+    make, of_message = _VALUES[msg_type]
+    read = make()
+
+    def decode(data: bytes) -> Any:
+        try:
+            return read(data)
+        except CdrError as error:
+            try:
+                message = deserialize_message(data, msg_type)
+            except Exception:  # noqa: BLE001 - rclpy's errors of bad bytes have no common type
+                raise error from None
+            return of_message(message)
+
+    return decode
+
+
 _READERS: dict[type, Callable[[], Callable[[bytes], MessageView]]] = {
     Clock: lambda: read_clock,
     JointState: JointStateDecoder,
@@ -268,11 +425,15 @@ __all__ = [
     "CDR_LITTLE_ENDIAN",
     "CdrError",
     "JointStateDecoder",
+    "JointStateValues",
     "MessageView",
     "decoder",
     "has_reader",
+    "imu_values",
     "read_clock",
     "read_imu",
     "read_odometry",
     "read_wrench_stamped",
+    "values_decoder",
+    "wrench_stamped_values",
 ]

@@ -97,6 +97,8 @@ class JointStateWriter:
         self._after_stamp = bytes(buffer[_ORIGIN + _STAMP.size :])
         self._end = len(buffer) - _ORIGIN  # where the arrays start, from the origin
         self.size = len(names)
+        # The bytes before each array, per combination of array lengths (laid out once).
+        self._layouts: dict[tuple[int, int, int], tuple[bytes, bytes, bytes]] = {}
 
     def write(
         self,
@@ -110,21 +112,43 @@ class JointStateWriter:
         Raises:
             ValueError: An array that is neither empty nor one value per name.
         """
-        pieces = [_ENCAPSULATION, _STAMP.pack(*split_stamp(stamp_ns)), self._after_stamp]
+        counts = (
+            0 if position is None else len(position),
+            0 if velocity is None else len(velocity),
+            0 if effort is None else len(effort),
+        )
+        prefixes = self._layouts.get(counts)
+        if prefixes is None:
+            prefixes = self._layouts[counts] = self._layout(counts)
+        pieces = [_ENCAPSULATION, _STAMP.pack(*divmod(int(stamp_ns), _NANOSECONDS))]
+        pieces.append(self._after_stamp)
+        pieces.append(prefixes[0])
+        if counts[0]:
+            pieces.append(np.ascontiguousarray(position, dtype="<f8").tobytes())
+        pieces.append(prefixes[1])
+        if counts[1]:
+            pieces.append(np.ascontiguousarray(velocity, dtype="<f8").tobytes())
+        pieces.append(prefixes[2])
+        if counts[2]:
+            pieces.append(np.ascontiguousarray(effort, dtype="<f8").tobytes())
+        return b"".join(pieces)
+
+    def _layout(self, counts: tuple[int, int, int]) -> tuple[bytes, bytes, bytes]:
+        """The bytes before each array (padding, count, padding) for these array lengths."""
+        prefixes = []
         offset = self._end
-        for values in (position, velocity, effort):
-            count = 0 if values is None else len(values)
+        for count in counts:
             if count not in (0, self.size):
                 raise ValueError(f"{self.size} values (one per name) or none, got {count}")
             pad = -offset % 4
-            pieces.append(_PADDING[pad] + _U32.pack(count))
+            prefix = _PADDING[pad] + _U32.pack(count)
             offset += pad + 4
             if count:
                 pad = -offset % 8
-                pieces.append(_PADDING[pad])
-                pieces.append(np.ascontiguousarray(values, dtype="<f8").tobytes())
+                prefix += _PADDING[pad]
                 offset += pad + 8 * count
-        return b"".join(pieces)
+            prefixes.append(prefix)
+        return prefixes[0], prefixes[1], prefixes[2]
 
 
 __all__ = ["FixedMessageWriter", "JointStateWriter", "split_stamp"]

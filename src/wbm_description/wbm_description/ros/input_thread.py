@@ -12,7 +12,17 @@ message (one per subscription per wake-up, as the executor does) and calls its c
 
 Messages of the types :mod:`wbm_description.ros.cdr` reads (JointState, Imu, WrenchStamped,
 Odometry, and the clock's) are taken serialized and read from their bytes into views with the
-same fields, at a fraction of the CPU time of rclpy's conversion into message objects.
+same fields, at a fraction of the CPU time of rclpy's conversion into message objects; a
+subscription may bring its own reader (``decode``: e.g. the controller's callbacks take the
+values they use, :func:`wbm_description.ros.cdr.values_decoder`). The time source's ``/clock``
+callback is run on the bytes (:func:`_clock_setter`: the same clock updates and jump callbacks,
+no message objects).
+
+Per wake-up the thread enters each subscription's handle once and keeps it entered through the
+wait, the takes and the callbacks (a subscription destroyed meanwhile is destroyed when the
+thread leaves it, as rclpy defers the destruction of a handle in use), and calls the decoder and
+the callback itself: the Python calls per message are few, which is what costs on the loop
+(the caches are cold after a control step).
 
 Everything else stays on the node's executor. Callbacks of both that touch the same state are
 serialized by one lock: the input thread holds :attr:`InputThread.lock` around each callback,
@@ -36,12 +46,14 @@ shut down, :meth:`InputThread.stop`) the thread ends quietly.
 from __future__ import annotations
 
 import inspect
+import struct
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from rclpy.callback_groups import CallbackGroup
+from rclpy.clock_type import ClockType
 from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.exceptions import InvalidHandle
 from rclpy.guard_condition import GuardCondition
@@ -49,6 +61,8 @@ from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.subscription import Subscription
+from rclpy.time import Time
+from rclpy.time_source import TimeSource
 
 from wbm_description.ros import cdr
 from wbm_description.ros.node_runtime import ThrottledLog
@@ -112,21 +126,95 @@ def _decoding(
     return message_only
 
 
-def _newest_per_publisher(subscription: Subscription) -> list[tuple[Any, Any]]:
-    """Empty the subscription's queue: the newest (message, info) of each publisher.
+def _newest_per_publisher(taken: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """The newest (message, info) of each publisher of ``taken`` (in the order taken).
 
-    Publishers in the order of their newest message (call with the handle entered).
+    Publishers in the order of their newest message.
     """
     newest: dict[bytes, tuple[Any, Any]] = {}
-    for _ in range(MAX_DRAINED):
-        taken = subscription.handle.take_message(subscription.msg_type, subscription.raw)
-        if taken is None:
-            break
-        gid = taken[1].get("publisher_gid") if taken[1] else None
+    for sample in taken:
+        gid = sample[1].get("publisher_gid") if sample[1] else None
         key = bytes(gid["data"]) if gid else b""
         newest.pop(key, None)  # re-inserted last: the dict keeps the order of the newest
-        newest[key] = taken
+        newest[key] = sample
     return list(newest.values())
+
+
+def _drain(take: Callable[..., Any], msg_type: Any, raw: bool) -> Any:
+    """Empty a subscription's queue (``take`` its entered handle's take_message).
+
+    The newest (message, info) of each publisher, in the order of their newest message: the
+    one message taken as it is (the common case: no publisher comparison).
+    """
+    first = take(msg_type, raw)
+    if first is None:
+        return ()
+    second = take(msg_type, raw)
+    if second is None:
+        return (first,)
+    taken = [first, second]
+    for _ in range(MAX_DRAINED - 2):
+        sample = take(msg_type, raw)
+        if sample is None:
+            break
+        taken.append(sample)
+    return _newest_per_publisher(taken)
+
+
+class _Input:
+    """One subscription of the thread, with what its wake-ups need looked up once."""
+
+    __slots__ = ("callback", "decode", "handle", "msg_type", "newest", "pointer", "raw",
+                 "subscription", "with_info")  # fmt: skip
+
+    def __init__(
+        self,
+        subscription: Subscription,
+        callback: Callable[..., None],
+        decode: Callable[[bytes], Any] | None,
+        newest: bool,
+    ):
+        self.subscription = subscription
+        self.handle = subscription.handle
+        with self.handle:
+            self.pointer = self.handle.pointer
+        self.msg_type = subscription.msg_type
+        self.raw = subscription.raw
+        self.callback = callback
+        self.decode = decode
+        self.newest = newest
+        self.with_info = subscription._callback_type is Subscription.CallbackType.WithMessageInfo
+
+
+def _clock_setter(time_source: Any, fallback: Callable[[bytes], None]) -> Callable[[bytes], None]:
+    """The time source's ``clock_callback`` on a serialized rosgraph_msgs/Clock, without objects.
+
+    What :meth:`rclpy.time_source.TimeSource.clock_callback` does (the time kept for clocks
+    attached later, every associated clock's ROS time override set: rcl calls their jump
+    callbacks), with the time point built once from the bytes instead of a Clock message, a
+    builtin_interfaces/Time and rclpy's checks of both. Bytes it does not read (another
+    encapsulation, a negative stamp) go to ``fallback`` (the decoded message to the callback).
+    """
+    point = _rclpy.rcl_time_point_t
+    ros_time = ClockType.ROS_TIME
+    stamp = struct.Struct("<iI")
+    new_time = Time.__new__
+
+    def on_clock(data: bytes) -> None:
+        if data[:2] == cdr.CDR_LITTLE_ENDIAN and len(data) >= 12:
+            sec, nanosec = stamp.unpack_from(data, 4)
+            if sec >= 0:
+                time_ = new_time(Time)
+                time_._time_handle = handle_point = point(sec * 1_000_000_000 + nanosec, ros_time)
+                time_source._last_time_set = time_
+                for clock in time_source._associated_clocks:
+                    handle = clock.handle
+                    with handle:
+                        handle.set_ros_time_override(handle_point)
+                return
+        fallback(data)
+
+    return on_clock
 
 
 class DedicatedGroup(CallbackGroup):
@@ -213,14 +301,18 @@ class InputThread:
         self.lock = threading.Lock()
         self.core_group = LockedGroup(self.lock)
         self._group = DedicatedGroup()
-        self._subscriptions: list[tuple[Subscription, bool]] = []
-        self._newest: set[Subscription] = set()
+        self._inputs: list[_Input] = []
         self._wake = GuardCondition(None, None, context=node.context)
         self._failure: BaseException | None = None
         self._failed = node.create_guard_condition(self._raise_failure)
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._log = ThrottledLog(node.get_logger())
+
+    @property
+    def _subscriptions(self) -> list[tuple[Subscription, bool]]:
+        """The thread's subscriptions, (subscription, whether its callback takes the info)."""
+        return [(entry.subscription, entry.with_info) for entry in self._inputs]
 
     def subscribe(
         self,
@@ -231,6 +323,7 @@ class InputThread:
         *,
         views: bool = True,
         newest: bool = False,
+        decode: Callable[[bytes], Any] | None = None,
     ) -> Subscription:
         """A subscription of the node whose messages the input thread takes.
 
@@ -241,22 +334,28 @@ class InputThread:
         :class:`~wbm_description.ros.cdr.MessageView` (the same fields, a fraction of the CPU
         time of rclpy's conversion), unless ``views`` is false.
 
+        ``decode``: the subscription's own reader of the serialized message (bytes to what
+        ``callback`` takes, e.g. the values it needs without a view; raising
+        :class:`~wbm_description.ros.cdr.CdrError` for bytes it cannot read, which are then
+        dropped with a throttled log); the message is then always taken serialized.
+
         ``newest``: at each wake-up the subscription's queue is emptied and only the newest
         message of each publisher (its GID) is handed to ``callback``, oldest publisher first:
         a node that fell behind answers the newest state instead of decoding and handling the
         superseded ones one by one, and a second publisher on the topic cannot push the first
         one's samples out of reach (as a queue of depth 1 would: its samples share the queue).
         """
-        raw = views and cdr.has_reader(msg_type)
+        if decode is None and views and cdr.has_reader(msg_type):
+            decode = cdr.decoder(msg_type)
+        raw = decode is not None
+        executor_callback = callback
         if raw:
-            callback = _decoding(callback, cdr.decoder(msg_type), topic, self._log)
+            executor_callback = _decoding(callback, decode, topic, self._log)
         subscription = self.node.create_subscription(
-            msg_type, topic, callback, qos, callback_group=self._group, raw=raw
+            msg_type, topic, executor_callback, qos, callback_group=self._group, raw=raw
         )
-        with_info = subscription._callback_type is Subscription.CallbackType.WithMessageInfo
-        self._subscriptions.append((subscription, with_info))
-        if newest:
-            self._newest.add(subscription)
+        # The thread decodes and calls ``callback`` itself (one call less per message).
+        self._inputs.append(_Input(subscription, callback, decode, newest))
         return subscription
 
     def take_clock(self) -> bool:
@@ -265,7 +364,8 @@ class InputThread:
         It is taken before the other subscriptions of the same wake-up, so a sample's stamp is
         never ahead of the node's clock; it no longer costs the executor a wake-up per message.
         A clock subscription that its time source destroys later (use_sim_time turned off) is
-        dropped from the thread.
+        dropped from the thread. The time source's callback is run on the serialized message
+        (:func:`_clock_setter`: the same clock updates, without the message objects).
 
         Returns:
             Whether the node has one (use_sim_time is true).
@@ -275,22 +375,27 @@ class InputThread:
                 self._group
             ):
                 subscription.callback_group = self._group
+                callback = subscription.callback
                 if cdr.has_reader(subscription.msg_type) and not subscription.raw:
                     # Taken serialized and decoded here (the time source reads msg.clock).
-                    subscription.callback = _decoding(
-                        subscription.callback,
+                    decoding = _decoding(
+                        callback,
                         cdr.decoder(subscription.msg_type),
                         subscription.topic_name,
                         self._log,
                     )
+                    owner = getattr(callback, "__self__", None)
+                    if (
+                        isinstance(owner, TimeSource)
+                        and getattr(callback, "__func__", None) is TimeSource.clock_callback
+                    ):
+                        decoding = _clock_setter(owner, decoding)
+                    subscription.callback = decoding
                     subscription.raw = True
                 self._group.add_entity(subscription)
                 for handler in subscription.event_handlers:
                     handler.callback_group = self._group
-                with_info = (
-                    subscription._callback_type is Subscription.CallbackType.WithMessageInfo
-                )
-                self._subscriptions.insert(0, (subscription, with_info))
+                self._inputs.insert(0, _Input(subscription, subscription.callback, None, False))
                 return True
         return False
 
@@ -337,62 +442,85 @@ class InputThread:
             self._failed.trigger()
 
     def _serve(self, context: Any) -> None:
-        subscriptions = self._subscriptions
         timeout = round(WAKE_PERIOD * 1e9)
         with context.handle:
-            wait_set = _rclpy.WaitSet(len(subscriptions), 1, 0, 0, 0, 0, context.handle)
+            wait_set = _rclpy.WaitSet(len(self._inputs), 1, 0, 0, 0, 0, context.handle)
+        stopping = self._stopping
+        lock = self.lock
+        log = self._log
         woke = 0.0
-        while not self._stopping.is_set() and context.ok():
-            remaining = woke + self.min_period - time.monotonic()
-            if remaining > 0.0 and self._stopping.wait(remaining):
-                return  # at most one wake-up per min_period; stopped meanwhile
-            ready = self._wait(wait_set, context, timeout)
-            woke = time.monotonic()
-            for subscription, with_info in subscriptions:
-                try:
-                    with subscription.handle:
-                        if subscription.handle.pointer not in ready:
+        while not stopping.is_set() and context.ok():
+            if self.min_period > 0.0:
+                remaining = woke + self.min_period - time.monotonic()
+                if remaining > 0.0 and stopping.wait(remaining):
+                    return  # at most one wake-up per min_period; stopped meanwhile
+            # The handles stay entered from the wait to the end of their callbacks: one
+            # entry per wake-up (a destruction meanwhile is done when they are left).
+            entered = self._enter()
+            try:
+                ready = self._wait(wait_set, context, entered, timeout)
+                woke = time.monotonic()
+                if not ready:
+                    continue
+                for entry in entered:
+                    if entry.pointer not in ready:
+                        continue
+                    take = entry.handle.take_message
+                    if entry.newest:
+                        messages = _drain(take, entry.msg_type, entry.raw)
+                    else:
+                        taken = take(entry.msg_type, entry.raw)
+                        if taken is None:
                             continue
-                        if subscription in self._newest:
-                            messages = _newest_per_publisher(subscription)
-                        else:
-                            taken = subscription.handle.take_message(
-                                subscription.msg_type, subscription.raw
-                            )
-                            messages = () if taken is None else (taken,)
-                except InvalidHandle:
-                    continue  # destroyed meanwhile: the next wait leaves it out
-                for taken in messages:
-                    with self.lock:
-                        if self._stopping.is_set():
-                            return
-                        if with_info:
-                            subscription.callback(*taken)
-                        else:
-                            subscription.callback(taken[0])
+                        messages = (taken,)
+                    callback, decode, with_info = entry.callback, entry.decode, entry.with_info
+                    for data, info in messages:
+                        if decode is not None:
+                            try:
+                                data = decode(data)
+                            except cdr.CdrError as error:
+                                topic = entry.subscription.topic_name
+                                log.warning(
+                                    f"undecodable:{topic}",
+                                    f"dropped a message on '{topic}': {error}",
+                                )
+                                continue
+                        with lock:
+                            if stopping.is_set():
+                                return
+                            if with_info:
+                                callback(data, info)
+                            else:
+                                callback(data)
+            finally:
+                for entry in reversed(entered):
+                    entry.handle.__exit__(None, None, None)
 
-    def _wait(self, wait_set: Any, context: Any, timeout: int) -> list[int]:
-        """Wait for a message (or the wake-up); the pointers of the ready subscriptions."""
+    def _enter(self) -> list[_Input]:
+        """Enter the subscriptions' handles; those destroyed are dropped from the thread."""
         entered = []
         try:
-            for handle in (context.handle, self._wake.handle):
-                handle.__enter__()
-                entered.append(handle)
-            handles = []
-            for subscription, with_info in list(self._subscriptions):
+            for entry in list(self._inputs):
                 try:
-                    subscription.handle.__enter__()
+                    entry.handle.__enter__()
                 except InvalidHandle:  # destroyed (a time source's clock subscription)
-                    self._subscriptions.remove((subscription, with_info))
+                    self._inputs.remove(entry)
                     continue
-                entered.append(subscription.handle)
-                handles.append(subscription.handle)
+                entered.append(entry)
+        except BaseException:
+            for entry in reversed(entered):
+                entry.handle.__exit__(None, None, None)
+            raise
+        return entered
+
+    def _wait(self, wait_set: Any, context: Any, entered: list[_Input], timeout: int) -> Any:
+        """Wait for a message (or the wake-up); the pointers of the ready subscriptions."""
+        wake = self._wake.handle
+        with context.handle, wake:
             wait_set.clear_entities()
-            for handle in handles:
-                wait_set.add_subscription(handle)
-            wait_set.add_guard_condition(self._wake.handle)
+            add = wait_set.add_subscription
+            for entry in entered:
+                add(entry.handle)
+            wait_set.add_guard_condition(wake)
             wait_set.wait(timeout)
             return wait_set.get_ready_entities("subscription")
-        finally:
-            for handle in reversed(entered):
-                handle.__exit__(None, None, None)

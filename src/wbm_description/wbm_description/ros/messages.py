@@ -12,6 +12,7 @@ Only this module and the nodes touch message types. Conventions on the ROS side:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -159,6 +160,14 @@ def wrench_from_message(message: Wrench) -> np.ndarray:
     if not np.all(np.isfinite(wrench)):
         raise InputError("wrench", "finite values (no NaN or inf)")
     return wrench
+
+
+def wrench_from_values(values: Sequence[float]) -> np.ndarray:
+    """:func:`wrench_from_message` of (force xyz, torque xyz) as Python floats; same check."""
+    if not math.isfinite(sum(values)) and not all(map(math.isfinite, values)):
+        # (A finite sum has finite terms; an infinite one may be an overflow of finite ones.)
+        raise InputError("wrench", "finite values (no NaN or inf)")
+    return np.array(values)
 
 
 def odometry_message(
