@@ -50,7 +50,11 @@ def test_a_1e9_effort_a_rogue_publisher_and_a_reset_leave_icub_standing():
     rogue = probe.node.create_publisher(JointState, "joint_states", reliable)
     pushes = probe.node.create_publisher(WrenchStamped, "apply_wrench", reliable)
     try:
-        probe.spin_until(lambda: probe.sim_time >= 1.0, WALL_TIMEOUT, "1 s", launch)
+        # The poses too: under load the odometry subscription can match after /clock's, and
+        # then its transient local history (the last second) arrives later than 1 s of clock.
+        probe.spin_until(
+            lambda: probe.sim_time >= 1.0 and probe.poses, WALL_TIMEOUT, "1 s and a pose", launch
+        )
         z0 = probe.poses[0][3]
 
         # 1. One message of 1e9 N m on every joint.
