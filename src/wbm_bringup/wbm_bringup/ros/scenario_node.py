@@ -21,7 +21,7 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.exceptions import InvalidTopicNameException
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.validate_topic_name import validate_topic_name
 from sensor_msgs.msg import JointState
 
@@ -44,7 +44,13 @@ from wbm_description.ros.node_runtime import (
 from wbm_description.settings import nest
 from wbm_description.whole_body_model import WholeBodyModel
 
-RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+#: Reliable, transient local (the last message kept): a subscriber that matched late, as the
+#: demo's recorder under load, still receives the one target and the one push. The nodes they
+#: act on (controller, robot interface) subscribe volatile, so a late or restarted one is never
+#: handed an old push.
+LAST_KEPT = QoSProfile(
+    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+)
 
 
 class ScenarioNode(WbmNode):
@@ -61,9 +67,9 @@ class ScenarioNode(WbmNode):
         self.joints: np.ndarray | None = None
         self.base: np.ndarray | None = None
         self.target_publisher = self.create_publisher(
-            PoseStamped, f"targets/{self.scenario.hand_task}", RELIABLE
+            PoseStamped, f"targets/{self.scenario.hand_task}", LAST_KEPT
         )
-        self.push_publisher = self.create_publisher(WrenchStamped, "apply_wrench", RELIABLE)
+        self.push_publisher = self.create_publisher(WrenchStamped, "apply_wrench", LAST_KEPT)
         self.create_subscription(JointState, "joint_states", self._on_joint_states, 10)
         self.create_subscription(Odometry, "odom", self._on_odom, 10)
         self.create_timer(0.01, self._tick)
