@@ -47,6 +47,9 @@ from wbm_description.robot_io import ImuReading, RobotReadings
 from wbm_description.rotation_quaternion import quaternion_of_rotation
 from wbm_description.whole_body_model import WholeBodyModel
 
+IDLE_PAUSE = 0.0015
+"""Sleep between the steps of the paused row [s]: the wait of a 500 Hz controller node."""
+
 
 def standing_readings(model: WholeBodyModel) -> RobotReadings:
     """Sensor values of the robot standing still in its initial posture (exact, from the model)."""
@@ -94,8 +97,11 @@ def _timed_steps(
     samples: int,
     *,
     follow: bool = False,
+    pause: float = 0.0,
 ):
     """Wall times of ``samples`` controller steps, per part (``controller.timings``) and total.
+
+    ``pause``: a sleep after each step [s] (not timed), as a node waits for its next sample.
 
     ``follow``: the joints of each sample are those the last command asked for (positions and
     velocities): a position-controlled robot that tracks its references exactly, as mode "ik"
@@ -124,6 +130,8 @@ def _timed_steps(
             )
         for name, value in controller.timings.items():
             parts.setdefault(name, np.empty(samples))[i] = value
+        if pause > 0.0:
+            time.sleep(pause)
     return total, parts, (time.process_time() - cpu_start) / samples
 
 
@@ -245,6 +253,15 @@ def benchmark_steps(
         'controller step, mode "torque"',
         "estimator + kinematics + QP build + solve",
         *_timed_steps(controller, readings, samples),
+    )
+    paused, _, paused_cpu = _timed_steps(controller, readings, samples, pause=IDLE_PAUSE)
+    lines.append(
+        _row(
+            f'controller step, mode "torque", after {IDLE_PAUSE * 1e3:.1f} ms asleep',
+            paused,
+            f"as in a node, which sleeps until its next sample: the same step, its caches "
+            f"(and on a virtual machine its CPU) cold; CPU {paused_cpu * 1e3:.3f} ms per step",
+        )
     )
     try:
         import qpsolvers

@@ -11,12 +11,21 @@ time per cycle (user + system, from ``/proc``) and per thread (the main thread, 
 executor spins; the other Python threads, where the input thread takes the inputs and steps;
 the DDS threads), the latency from the first publish to the command's arrival
 (median, p99), and the driver's own CPU per cycle.
+
+Each repeat runs the loop twice: with the controller, and with the null controller
+(:mod:`wbm_bringup.benchmarks.null_controller`: the same messages taken and answered, nothing
+computed): the second row is the floor of the topics, middleware and processes, the difference
+the controller's own work. Beside them the simulator's step of one control period on this
+sample (our simulator, iCub, in this process) and the lockstep ceiling they give: a control
+period over (that step + the null controller's latency), the real-time factor lockstep could
+reach with a controller that took no time.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -54,8 +63,14 @@ def thread_cpu_seconds(pid: int) -> dict[str, float]:
     return out
 
 
-def controller_loop(cycles: int = 1000, warmup: int = 200) -> dict[str, float]:
-    """Run the loop (module docstring); the figures [s] by name."""
+def controller_loop(
+    cycles: int = 1000, warmup: int = 200, *, null: bool = False
+) -> dict[str, float]:
+    """Run the loop (module docstring); the figures [s] by name.
+
+    ``null``: the null controller instead of ``wbm_controller``; the figures then include the
+    simulator's step of one control period ("simulator_step", median of ``cycles`` steps).
+    """
     model = WholeBodyModel.from_config(load_robot("icub"))
     backend = create_backend("simulator", model, None)
     backend.write(backend.hold_posture_command())
@@ -69,14 +84,27 @@ def controller_loop(cycles: int = 1000, warmup: int = 200) -> dict[str, float]:
         base_frame=description.base_frame,
         world_frame="world",
     )
+    simulator_step = np.nan
+    if null:
+        command = backend.hold_posture_command()
+        steps = np.empty(cycles)
+        for i in range(cycles):
+            start = time.perf_counter()
+            backend.write(command)
+            backend.advance(PERIOD)
+            backend.read()
+            steps[i] = time.perf_counter() - start
+        simulator_step = float(np.median(steps))
     backend.close()
     config = config_directory("icub") / "controller.yaml"
-    child = subprocess.Popen(
-        ["wbm_controller", "--ros-args", "--params-file", str(config)]
-        + ["-p", "trigger:=inputs", "-p", "use_sim_time:=true", "-r", "__node:=controller"]
-        + ["--log-level", "warn"],
-        stdin=subprocess.DEVNULL,
-    )
+    if null:
+        command_line = [sys.executable, "-m", "wbm_bringup.benchmarks.null_controller"]
+        command_line += ["--ft", *description.ft_sensor_frames]
+    else:
+        command_line = ["wbm_controller", "--ros-args", "--params-file", str(config)]
+        command_line += ["-p", "trigger:=inputs", "-p", "use_sim_time:=true"]
+        command_line += ["-r", "__node:=controller", "--log-level", "warn"]
+    child = subprocess.Popen(command_line, stdin=subprocess.DEVNULL)
     context = rclpy.Context()
     rclpy.init(context=context)
     node = rclpy.create_node("controller_loop_driver", context=context)
@@ -171,12 +199,17 @@ def controller_loop(cycles: int = 1000, warmup: int = 200) -> dict[str, float]:
         "latency_median": float(np.median(latencies[ok])),
         "latency_p99": float(np.percentile(latencies[ok], 99)),
         "driver_cpu": driver,
+        "simulator_step": simulator_step,
     }
     return result
 
 
 def print_controller_loop(repeats: int = 3, cycles: int = 1000) -> None:
-    """Figures of :func:`controller_loop` per repeat, and their medians."""
+    """Figures of :func:`controller_loop` per repeat and their medians.
+
+    Each repeat runs the controller, then the null controller; then the simulator's step and
+    the lockstep ceiling.
+    """
     keys = (
         ("answered", "answered %", 100.0),
         ("cpu", "CPU/cycle", 1e3),
@@ -187,14 +220,28 @@ def print_controller_loop(repeats: int = 3, cycles: int = 1000) -> None:
         ("latency_p99", "lat p99", 1e3),
         ("driver_cpu", "driver CPU", 1e3),
     )
-    print(f"controller alone in lockstep, iCub torque mode, {cycles} cycles per repeat [ms]")
-    print(f"{'repeat':<8}" + "".join(f"{label:>14}" for _, label, _ in keys))
-    rows = []
-    for repeat in range(repeats):
-        row = controller_loop(cycles)
-        rows.append(row)
-        print(f"{repeat + 1:<8}" + "".join(f"{row[k] * s:>14.3f}" for k, _, s in keys))
     print(
-        f"{'median':<8}"
-        + "".join(f"{np.median([r[k] for r in rows]) * s:>14.3f}" for k, _, s in keys)
+        f"controller alone in lockstep, iCub torque mode, {cycles} cycles per repeat [ms]; "
+        "null: the same messages, nothing computed"
+    )
+    print(f"{'repeat':<14}" + "".join(f"{label:>14}" for _, label, _ in keys))
+    rows: dict[str, list[dict[str, float]]] = {"controller": [], "null": []}
+    for repeat in range(repeats):
+        for name in rows:
+            row = controller_loop(cycles, null=name == "null")
+            rows[name].append(row)
+            label = f"{repeat + 1} {name}"
+            print(f"{label:<14}" + "".join(f"{row[k] * s:>14.3f}" for k, _, s in keys))
+    for name, runs in rows.items():
+        print(
+            f"{'median ' + name:<14}"
+            + "".join(f"{np.median([r[k] for r in runs]) * s:>14.3f}" for k, _, s in keys)
+        )
+    step = float(np.median([r["simulator_step"] for r in rows["null"]]))
+    floor = float(np.median([r["latency_median"] for r in rows["null"]]))
+    print(
+        f"simulator step of one control period ({PERIOD * 1e3:.0f} ms, iCub standing, this "
+        f"process): median {step * 1e3:.3f} ms; lockstep ceiling with a controller taking no "
+        f"time: {PERIOD * 1e3:.3f} / ({step * 1e3:.3f} + {floor * 1e3:.3f}) ms = "
+        f"{PERIOD / (step + floor):.2f}x real time"
     )
