@@ -122,4 +122,7 @@ for file in launch/sim.launch.yaml launch/robot.launch.yaml launch/demo.launch.y
   config/icub/state_publisher.yaml; do
   [ -f "$venv/share/wbm_bringup/$file" ] || { log "error: share/wbm_bringup/$file missing"; exit 1; }
 done
+# 6. The controller's compiled kernels, into their cache beside the sources (seconds the first
+# time, then a load): no node and no test compiles one while it runs.
+"$vpy" -m wbm_control.jit | sed 's/^/[wbm setup] /'
 log "ready: source .venv/wbm_env.sh to use it"
