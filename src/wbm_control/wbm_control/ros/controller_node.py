@@ -96,6 +96,7 @@ from wbm_control.controller import WholeBodyController
 from wbm_control.controller_inputs import ControllerInputs, stale_reason, wrench_input
 from wbm_control.controller_settings import ControllerSettings
 from wbm_control.exceptions import TargetRejected
+from wbm_control.jit import warm_up_all
 from wbm_control.joint_state_guard import JointStateGuard, Screening
 from wbm_control.ros.messages import (
     CommandMessage,
@@ -157,6 +158,8 @@ class ControllerNode(WbmNode):
         robot = load_robot(self.settings.robot)
         self.model = WholeBodyModel.from_config(robot)
         self.controller = WholeBodyController(self.model, self.settings)
+        # The compiled kernels loaded (or compiled) now, not in the first control cycle.
+        warm_up_all()
         self.sensor_frames = {s.name: s.frame for s in robot.ft_sensors}
         self.inputs = ControllerInputs(
             self.model.ndof,
