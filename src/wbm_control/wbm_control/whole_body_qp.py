@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from wbm_control.exceptions import InputError
+from wbm_control.jit.whole_body_qp_kernels import fill_whole_body_qp, torques_of_solution
+from wbm_control.jit.whole_body_qp_kernels import warm_up as _warm_up_kernels
 from wbm_control.qp import INFINITY, DenseQP, DenseQPSolver
 
 
@@ -161,9 +163,14 @@ class WholeBodyQPWorkspace:
     normal-force rows and their bounds, the wrenches' regularization) are written once. A QP
     built with a workspace is overwritten by the workspace's next build: copy what you keep
     (:meth:`~wbm_control.qp.DenseQP.copy`). Its torque matrix is a view of the QP's torque rows.
+
+    Creating one compiles the assembly's kernels or loads them from numba's cache
+    (:func:`~wbm_control.jit.whole_body_qp_kernels.warm_up`, once per process): not in a
+    control cycle.
     """
 
     def __init__(self) -> None:
+        _warm_up_kernels()
         self._qp: WholeBodyQP | None = None
         self._key: tuple | None = None
         self._regularization: np.ndarray | None = None
@@ -216,14 +223,15 @@ def build_whole_body_qp(
         workspace: Where to write the QP (:class:`WholeBodyQPWorkspace`: its arrays, refilled
             at its next build); None: new arrays.
     """
-    M = np.asarray(mass_matrix, dtype=float)
-    h = np.asarray(bias_forces, dtype=float)
+    # Contiguous float64 (no copy when they are): the kernel's compiled argument types.
+    M = np.ascontiguousarray(mass_matrix, dtype=float)
+    h = np.ascontiguousarray(bias_forces, dtype=float)
     nv = M.shape[0]
     if M.shape != (nv, nv) or h.shape != (nv,):
         raise InputError(
             "mass_matrix/bias_forces", f"({nv}, {nv}) and ({nv},)", (M.shape, h.shape)
         )
-    limits = np.asarray(torque_limits, dtype=float)
+    limits = np.ascontiguousarray(torque_limits, dtype=float)
     if limits.shape != (nv - base_dofs,):
         raise InputError("torque_limits", f"{nv - base_dofs} values", limits.shape)
     names = tuple([c.name for c in contacts])
@@ -234,8 +242,10 @@ def build_whole_body_qp(
         qp = _new_qp(nv, base_dofs, names, rows, regularization, separate=True)
     else:
         qp = workspace.qp_for(nv, base_dofs, names, rows, regularization)
-    _fill_cost(qp, tasks, regularization)
-    _fill_dynamics(qp, M, h, contacts, limits, base_dofs, separate=workspace is None)
+    _fill(qp, tasks, contacts, regularization, M, h, limits, base_dofs)
+    if workspace is None:
+        n_top = rows[0].shape[0]
+        np.copyto(qp.torque_matrix, qp.problem.C[n_top:])
     return qp
 
 
@@ -273,60 +283,45 @@ def _set_contact_rows(problem: DenseQP, rows: tuple[np.ndarray, np.ndarray, np.n
     problem.u[:n_top] = top_upper
 
 
-def _fill_cost(
-    qp: WholeBodyQP, tasks: Sequence[AccelerationTask], regularization: np.ndarray
-) -> None:
-    """The cost: the tasks stacked into one weighted least-squares term (one product)."""
-    H, g, nv = qp.problem.H, qp.problem.g, qp.nv
-    if tasks:
-        J = np.concatenate([task.jacobian for task in tasks])
-        w = _stacked_row_weights(tasks)
-        residual = np.concatenate([task.desired for task in tasks])
-        residual -= np.concatenate([task.drift for task in tasks])
-        WJ = w[:, None] * J
-        H[:nv, :nv] = J.T.dot(WJ)  # dot: the BLAS product of @, without its dispatch
-        np.negative(WJ.T.dot(residual), out=g[:nv])
-    else:
-        H[:nv, :nv] = 0.0
-        g[:nv] = 0.0
-    n = H.shape[0]
-    diagonal = H.ravel()[: nv * (n + 1) : n + 1]  # a view of the accelerations' diagonal
-    diagonal += regularization[:nv]
-
-
-def _fill_dynamics(
+def _fill(
     qp: WholeBodyQP,
+    tasks: Sequence[AccelerationTask],
+    contacts: Sequence[ContactConstraint],
+    regularization: np.ndarray,
     M: np.ndarray,
     h: np.ndarray,
-    contacts: Sequence[ContactConstraint],
     limits: np.ndarray,
     base_dofs: int,
-    *,
-    separate: bool,
 ) -> None:
-    """The equalities (floating-base rows of the EoM, then the contacts) and the torque rows."""
+    """Write the cost, the equalities and the torque rows.
+
+    The tasks and the contacts stacked, then one kernel
+    (:func:`~wbm_control.jit.whole_body_qp_kernels.fill_whole_body_qp`).
+    """
     p, nv = qp.problem, qp.nv
-    A, b = p.A, p.b
-    n_top = p.C.shape[0] - (nv - base_dofs)
-    torque_rows = p.C[n_top:]
-    A[:base_dofs, :nv] = M[:base_dofs]
-    np.negative(h[:base_dofs], out=b[:base_dofs])
-    torque_rows[:, :nv] = M[base_dofs:]
+    if tasks:
+        J = np.concatenate([task.jacobian for task in tasks])
+        weights = _stacked_row_weights(tasks)
+        desired = np.concatenate([task.desired for task in tasks])
+        drift = np.concatenate([task.drift for task in tasks])
+    else:
+        J, weights, desired, drift = np.empty((0, nv)), _NO_WEIGHTS, np.empty(0), np.empty(0)
     if contacts:
         Jc = np.concatenate([c.jacobian for c in contacts])
-        JcT = -Jc.T  # -J_c^T (nv x 6k): the wrenches' columns of the EoM rows
-        A[:base_dofs, nv:] = JcT[:base_dofs]
-        A[base_dofs:, :nv] = Jc
-        contact_rows = b[base_dofs:]
-        contact_rows[:] = np.concatenate([c.desired for c in contacts])
-        contact_rows -= np.concatenate([c.drift for c in contacts])
-        torque_rows[:, nv:] = JcT[base_dofs:]
-    if separate:
-        np.copyto(qp.torque_matrix, torque_rows)
-    offset = qp.torque_offset
-    np.copyto(offset, h[base_dofs:])
-    np.subtract(-limits, offset, out=p.l[n_top:])
-    np.subtract(limits, offset, out=p.u[n_top:])
+        contact_desired = np.concatenate([c.desired for c in contacts])
+        contact_drift = np.concatenate([c.drift for c in contacts])
+    else:
+        Jc, contact_desired, contact_drift = np.empty((0, nv)), np.empty(0), np.empty(0)
+    fill_whole_body_qp(
+        p.H, p.g, p.A, p.b, p.C, p.l, p.u, qp.torque_offset,
+        J, weights, desired, drift, regularization,
+        M, h, Jc, contact_desired, contact_drift, limits, base_dofs,
+    )  # fmt: skip
+
+
+#: The weights of no task (read-only: the type of the cached stacked weights).
+_NO_WEIGHTS = np.zeros(0)
+_NO_WEIGHTS.flags.writeable = False
 
 
 #: (nv, n, eps, w_f) to the read-only diagonal added to the Hessian: eps on the accelerations,
@@ -454,8 +449,7 @@ def read_solution(qp: WholeBodyQP, x: np.ndarray) -> WholeBodySolution:
     wrenches = {
         name: x[nv + 6 * i : nv + 6 * i + 6].copy() for i, name in enumerate(qp.contact_names)
     }
-    torques = qp.torque_matrix.dot(x)
-    torques += qp.torque_offset
+    torques = torques_of_solution(qp.torque_matrix, qp.torque_offset, x)
     return WholeBodySolution(x[:nv].copy(), wrenches, torques, x)
 
 
