@@ -244,11 +244,17 @@ def test_assembly_is_the_numpy_assembly_on_random_qps():
             qp = build_whole_body_qp(M, h, contacts, tasks, limits, workspace=space, **kwargs)
             compare_build(qp, tasks, contacts, M, h, limits, base_dofs, eps)
             x = rng.normal(size=qp.problem.H.shape[0])
+            solution = read_solution(qp, x)
             assert_relative(
-                read_solution(qp, x).torques,
+                solution.torques,
                 torques_reference(qp.torque_matrix, qp.torque_offset, x),
                 "torques",
             )
+            assert np.array_equal(solution.acceleration, x[: qp.nv])
+            for i, name in enumerate(qp.contact_names):
+                assert np.array_equal(
+                    solution.wrenches[name], x[qp.nv + 6 * i : qp.nv + 6 * i + 6]
+                )
 
 
 def polished_controller(icub):
@@ -275,13 +281,14 @@ def test_kernels_on_the_controller_sequence(icub, monkeypatch):
         contact_counts.add(len(contacts))
         return qp
 
-    torques = whole_body_qp_kernels.torques_of_solution
+    split = whole_body_qp_kernels.split_solution
 
-    def compared_torques(torque_matrix, torque_offset, x):
-        result = torques(torque_matrix, torque_offset, x)
-        assert_relative(result, torques_reference(torque_matrix, torque_offset, x), "torques")
+    def compared_split(torque_matrix, torque_offset, x, nv):
+        acceleration, wrenches, torques = split(torque_matrix, torque_offset, x, nv)
+        assert np.array_equal(acceleration, x[:nv]) and np.array_equal(wrenches, x[nv:])
+        assert_relative(torques, torques_reference(torque_matrix, torque_offset, x), "torques")
         counts["torques"] += 1
-        return result
+        return acceleration, wrenches, torques
 
     polish = active_set_kernels.polish
 
@@ -309,7 +316,7 @@ def test_kernels_on_the_controller_sequence(icub, monkeypatch):
         return optimal, x
 
     monkeypatch.setattr(torque_mode, "build_whole_body_qp", compared_build)
-    monkeypatch.setattr("wbm_control.whole_body_qp.torques_of_solution", compared_torques)
+    monkeypatch.setattr("wbm_control.whole_body_qp.split_solution", compared_split)
     monkeypatch.setattr(active_set_kernels, "polish", compared_polish)
     monkeypatch.setattr(active_set_kernels, "optimal_on_active_set", compared_optimal)
     for step in range(STEPS):
@@ -448,7 +455,7 @@ def test_the_controller_steps_compile_nothing_after_the_warm_up(icub):
     active_set_kernels.warm_up()
     controller = polished_controller(icub)
     before = _signature_counts()
-    called = ("fill_whole_body_qp", "torques_of_solution", "polish", "optimal_on_active_set")
+    called = ("fill_whole_body_qp", "split_solution", "polish", "optimal_on_active_set")
     assert all(before[name] >= 1 for name in before if name.endswith(called)), before
     for step in range(STEPS):
         controller.step(readings_at(icub, step))

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from wbm_control.exceptions import InputError
-from wbm_control.jit.whole_body_qp_kernels import fill_whole_body_qp, torques_of_solution
+from wbm_control.jit.whole_body_qp_kernels import fill_whole_body_qp, split_solution
 from wbm_control.jit.whole_body_qp_kernels import warm_up as _warm_up_kernels
 from wbm_control.qp import INFINITY, DenseQP, DenseQPSolver
 
@@ -299,23 +299,17 @@ def _fill(
     (:func:`~wbm_control.jit.whole_body_qp_kernels.fill_whole_body_qp`).
     """
     p, nv = qp.problem, qp.nv
-    if tasks:
-        J = np.concatenate([task.jacobian for task in tasks])
-        weights = _stacked_row_weights(tasks)
-        desired = np.concatenate([task.desired for task in tasks])
-        drift = np.concatenate([task.drift for task in tasks])
+    rows = [*tasks, *contacts]  # one stack of each: the tasks' rows, then the contacts'
+    if rows:
+        jacobians = np.concatenate([row.jacobian for row in rows])
+        desired = np.concatenate([row.desired for row in rows])
+        drift = np.concatenate([row.drift for row in rows])
     else:
-        J, weights, desired, drift = np.empty((0, nv)), _NO_WEIGHTS, np.empty(0), np.empty(0)
-    if contacts:
-        Jc = np.concatenate([c.jacobian for c in contacts])
-        contact_desired = np.concatenate([c.desired for c in contacts])
-        contact_drift = np.concatenate([c.drift for c in contacts])
-    else:
-        Jc, contact_desired, contact_drift = np.empty((0, nv)), np.empty(0), np.empty(0)
+        jacobians, desired, drift = np.empty((0, nv)), np.empty(0), np.empty(0)
+    weights = _stacked_row_weights(tasks) if tasks else _NO_WEIGHTS
     fill_whole_body_qp(
         p.H, p.g, p.A, p.b, p.C, p.l, p.u, qp.torque_offset,
-        J, weights, desired, drift, regularization,
-        M, h, Jc, contact_desired, contact_drift, limits, base_dofs,
+        jacobians, weights, desired, drift, regularization, M, h, limits, base_dofs,
     )  # fmt: skip
 
 
@@ -445,12 +439,11 @@ def _contact_rows(
 
 def read_solution(qp: WholeBodyQP, x: np.ndarray) -> WholeBodySolution:
     """Split a QP solution into accelerations, wrenches and torques."""
-    nv = qp.nv
-    wrenches = {
-        name: x[nv + 6 * i : nv + 6 * i + 6].copy() for i, name in enumerate(qp.contact_names)
-    }
-    torques = torques_of_solution(qp.torque_matrix, qp.torque_offset, x)
-    return WholeBodySolution(x[:nv].copy(), wrenches, torques, x)
+    acceleration, stacked, torques = split_solution(
+        qp.torque_matrix, qp.torque_offset, x, qp.nv
+    )  # one kernel: the copies and tau = T x + offset
+    wrenches = {name: stacked[6 * i : 6 * i + 6] for i, name in enumerate(qp.contact_names)}
+    return WholeBodySolution(acceleration, wrenches, torques, x)
 
 
 def solve_whole_body_qp(qp: WholeBodyQP, solver: DenseQPSolver | None = None) -> WholeBodySolution:

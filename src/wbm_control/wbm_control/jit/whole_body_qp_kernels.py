@@ -4,10 +4,10 @@ r"""Compiled kernels of the whole-body QP's assembly and of reading its solution
 :func:`wbm_control.whole_body_qp.build_whole_body_qp` wrote with about forty numpy operations:
 the cost (the tasks' weighted least squares H = J^T W J + diag(eps), g = -J^T W (a* - drift)),
 the equalities (the floating-base rows of the equations of motion, the contacts held) and the
-torque rows with their bounds. :func:`torques_of_solution` is :func:`read_solution`'s
-tau = T x + offset. Variables, frames and units are those of :mod:`wbm_control.whole_body_qp`:
-x = (a, f), a (nv,) [m/s^2, rad/s^2] in Pinocchio's layout, f (6 k,) the contact wrenches
-[N, N m] (world axes, at each contact frame origin).
+torque rows with their bounds. :func:`split_solution` is :func:`read_solution`'s arithmetic:
+a, f and tau = T x + offset. Variables, frames and units are those of
+:mod:`wbm_control.whole_body_qp`: x = (a, f), a (nv,) [m/s^2, rad/s^2] in Pinocchio's
+layout, f (6 k,) the contact wrenches [N, N m] (world axes, at each contact frame origin).
 
 Arithmetic: the same operations as the numpy code they replace, except for two exact
 rearrangements, so the results agree to rounding (tests/control/test_jit_qp_kernels.py: 1e-12
@@ -41,23 +41,22 @@ def fill_whole_body_qp(
     lower: np.ndarray,
     upper: np.ndarray,
     torque_offset: np.ndarray,
-    J: np.ndarray,
+    jacobians: np.ndarray,
     weights: np.ndarray,
     desired: np.ndarray,
     drift: np.ndarray,
     regularization: np.ndarray,
     M: np.ndarray,
     h: np.ndarray,
-    Jc: np.ndarray,
-    contact_desired: np.ndarray,
-    contact_drift: np.ndarray,
     limits: np.ndarray,
     base_dofs: int,
 ) -> None:
     """Write the whole-body QP's cost, equalities and torque rows (in place).
 
     The constant blocks (the zeros of A and H, the wrenches' diagonal of H, the cone and
-    normal-force rows of C and their bounds) are the caller's, written once.
+    normal-force rows of C and their bounds) are the caller's, written once. The tasks' rows
+    and the contacts' are stacked in one array each (the tasks' m rows first, m the number of
+    weights, then the contacts' 6 k).
 
     Args:
         H: Hessian (n x n), n = nv + 6 k; its (nv x nv) block is written.
@@ -69,41 +68,39 @@ def fill_whole_body_qp(
         lower: (n_in,); the torque rows' lower bounds -tau_max - h_j written [N m].
         upper: (n_in,); the torque rows' upper bounds tau_max - h_j written [N m].
         torque_offset: (nv - base_dofs,): h_j written [N m].
-        J: The tasks' Jacobians stacked (m x nv).
+        jacobians: The tasks' Jacobians J then the contacts' J_c, stacked (m + 6 k x nv).
         weights: The tasks' row weights stacked (m,) [-].
-        desired: The tasks' a* stacked (m,).
-        drift: The tasks' dJ/dt v stacked (m,).
+        desired: The tasks' a* then the contacts' a*_c, stacked (m + 6 k,).
+        drift: The tasks' dJ/dt v then the contacts' dJ_c/dt v, stacked (m + 6 k,).
         regularization: The Hessian's regularization diagonal (n,); its first nv entries
             (eps) are added to H's acceleration block.
         M: Mass matrix (nv x nv).
         h: Bias forces (nv,) [N, N m].
-        Jc: The contacts' Jacobians stacked (6 k x nv).
-        contact_desired: The contacts' a*_c stacked (6 k,).
-        contact_drift: The contacts' dJ_c/dt v stacked (6 k,).
         limits: tau_max (nv - base_dofs,) [N m].
         base_dofs: Rows of the floating base (6, or 0 for a fixed base).
     """
     nv = M.shape[0]
-    _fill_cost(H, g, J, weights, desired, drift, regularization, nv)
+    m = weights.size
+    _fill_cost(H, g, jacobians, weights, desired, drift, regularization, nv)
     ndof = nv - base_dofs
     n_top = C.shape[0] - ndof
-    k6 = Jc.shape[0]
+    k6 = jacobians.shape[0] - m
     for i in range(base_dofs):
         for j in range(nv):
             A[i, j] = M[i, j]
         for r in range(k6):
-            A[i, nv + r] = -Jc[r, i]
+            A[i, nv + r] = -jacobians[m + r, i]
         b[i] = -h[i]
     for r in range(k6):
         for j in range(nv):
-            A[base_dofs + r, j] = Jc[r, j]
-        b[base_dofs + r] = contact_desired[r] - contact_drift[r]
+            A[base_dofs + r, j] = jacobians[m + r, j]
+        b[base_dofs + r] = desired[m + r] - drift[m + r]
     for i in range(ndof):
         row = n_top + i
         for j in range(nv):
             C[row, j] = M[base_dofs + i, j]
         for r in range(k6):
-            C[row, nv + r] = -Jc[r, base_dofs + i]
+            C[row, nv + r] = -jacobians[m + r, base_dofs + i]
         offset = h[base_dofs + i]
         torque_offset[i] = offset
         lower[row] = -limits[i] - offset
@@ -121,8 +118,11 @@ def _fill_cost(
     regularization: np.ndarray,
     nv: int,
 ) -> None:
-    """H[:nv, :nv] = J^T W J + diag(eps), g[:nv] = -(W J)^T (a* - drift) (module docstring)."""
-    m = J.shape[0]
+    """H[:nv, :nv] = J^T W J + diag(eps), g[:nv] = -(W J)^T (a* - drift) (module docstring).
+
+    J: the first m = weights.size rows of ``J`` (the tasks'; the contacts' follow).
+    """
+    m = weights.size
     # The selection rows' diagonal and linear terms, the other rows into a dense block.
     dense = np.empty(m, dtype=np.int64)
     n_dense = 0
@@ -197,6 +197,18 @@ def torques_of_solution(
 
 
 @kernel
+def split_solution(
+    torque_matrix: np.ndarray, torque_offset: np.ndarray, x: np.ndarray, nv: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The solution x (n,) split: (a (nv,), the wrenches f (n - nv,), tau (ndof,)), copies.
+
+    a [m/s^2, rad/s^2] and f [N, N m] are x's entries; tau = T x + offset
+    (:func:`torques_of_solution`).
+    """
+    return x[:nv].copy(), x[nv:].copy(), torques_of_solution(torque_matrix, torque_offset, x)
+
+
+@kernel
 def matrix_vector(matrix: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
     """The product out = matrix x (rows,), each row's sum in column order (four rows at a time).
 
@@ -249,17 +261,17 @@ def warm_up() -> None:
     n, ndof = nv + k6, nv - base_dofs
     H, g, A, b = np.zeros((n, n)), np.zeros(n), np.zeros((base_dofs + k6, n)), np.zeros(6 + k6)
     C, lower, upper = np.zeros((3 + ndof, n)), np.zeros(3 + ndof), np.zeros(3 + ndof)
-    J = np.vstack([np.eye(nv)[:2], np.ones((2, nv))])
+    jacobians = np.vstack([np.eye(nv)[:2], np.ones((2 + k6, nv))])
     weights = np.ones(4)
     regularization = np.full(n, 1e-6)
     regularization.flags.writeable = False
-    M, h, Jc = np.eye(nv), np.ones(nv), np.ones((k6, nv))
+    M, h, desired, drift = np.eye(nv), np.ones(nv), np.ones(4 + k6), np.zeros(4 + k6)
     for stacked in (weights, _read_only(weights)):
         fill_whole_body_qp(
-            H, g, A, b, C, lower, upper, np.zeros(ndof), J, stacked, np.ones(4), np.zeros(4),
-            regularization, M, h, Jc, np.ones(k6), np.zeros(k6), np.ones(ndof), base_dofs,
+            H, g, A, b, C, lower, upper, np.zeros(ndof), jacobians, stacked, desired, drift,
+            regularization, M, h, np.ones(ndof), base_dofs,
         )  # fmt: skip
-    torques_of_solution(C[3:], np.zeros(ndof), np.ones(n))
+    split_solution(C[3:], np.zeros(ndof), np.ones(n), nv)
     _warmed_up = True
 
 
