@@ -347,15 +347,16 @@ def _stacked_row_weights(tasks: Sequence[AccelerationTask]) -> np.ndarray:
     """The tasks' row weights stacked (rows,), kept while the tasks' weights are the same.
 
     The same means the same float values, or the same read-only arrays (by identity), with the
-    same row counts.
+    same row counts. Read-only whether kept or not: one argument type for the assembly's kernel
+    (one compilation).
     """
     key = tuple([_weight_key(task) for task in tasks])
     if _stacked_weights_cache and _stacked_weights_cache[0][0] == key:
         return _stacked_weights_cache[0][2]
     stacked = np.concatenate([_row_weights(task) for task in tasks])
+    stacked.flags.writeable = False
     weights = tuple([task.weight for task in tasks])
     if all(_constant_weight(weight) for weight in weights):
-        stacked.flags.writeable = False
         _stacked_weights_cache[:] = [(key, weights, stacked)]
     return stacked
 

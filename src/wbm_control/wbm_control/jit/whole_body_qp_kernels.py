@@ -249,8 +249,8 @@ def warm_up() -> None:
 
     The types are those :func:`~wbm_control.whole_body_qp.build_whole_body_qp` and
     :func:`~wbm_control.whole_body_qp.read_solution` pass: contiguous float64 arrays, the
-    weights and the regularization read-only (cached, :mod:`wbm_control.whole_body_qp`) or the
-    weights writable (weights that are not constant). Call it while a node starts: a kernel's
+    weights and the regularization read-only (:mod:`wbm_control.whole_body_qp`'s cached
+    arrays), the others writable. Call it while a node starts: a kernel's
     first call in a process compiles it or loads it from numba's cache. Once per process (the
     next calls return at once).
     """
@@ -262,15 +262,12 @@ def warm_up() -> None:
     H, g, A, b = np.zeros((n, n)), np.zeros(n), np.zeros((base_dofs + k6, n)), np.zeros(6 + k6)
     C, lower, upper = np.zeros((3 + ndof, n)), np.zeros(3 + ndof), np.zeros(3 + ndof)
     jacobians = np.vstack([np.eye(nv)[:2], np.ones((2 + k6, nv))])
-    weights = np.ones(4)
-    regularization = np.full(n, 1e-6)
-    regularization.flags.writeable = False
+    weights, regularization = _read_only(np.ones(4)), _read_only(np.full(n, 1e-6))
     M, h, desired, drift = np.eye(nv), np.ones(nv), np.ones(4 + k6), np.zeros(4 + k6)
-    for stacked in (weights, _read_only(weights)):
-        fill_whole_body_qp(
-            H, g, A, b, C, lower, upper, np.zeros(ndof), jacobians, stacked, desired, drift,
-            regularization, M, h, np.ones(ndof), base_dofs,
-        )  # fmt: skip
+    fill_whole_body_qp(
+        H, g, A, b, C, lower, upper, np.zeros(ndof), jacobians, weights, desired, drift,
+        regularization, M, h, np.ones(ndof), base_dofs,
+    )  # fmt: skip
     split_solution(C[3:], np.zeros(ndof), np.ones(n), nv)
     _warmed_up = True
 
