@@ -23,6 +23,12 @@ multiplier clearly of its sign). The QP is strictly convex (positive definite He
 point that satisfies them is its unique solution: the polish of proxsuite's solution on the same
 active set, the same KKT matrix solved by the same LU, gives it to the bit. Otherwise (the active
 set changed) proxsuite solves the QP and its solution is polished, as without it.
+
+Compiled: the polish, the KKT solve on the last active set with its optimality test, and the
+solution's finiteness test are each one numba kernel (:mod:`wbm_control.jit.active_set_kernels`:
+the KKT assembly, LAPACK's dgesv on the same matrix, the checks; deterministic, as the numpy code
+they replaced, which tests/control/test_jit_qp_kernels.py keeps as their reference). A solver
+compiles them or loads them from numba's cache when it is created, not in a control cycle.
 """
 
 from __future__ import annotations

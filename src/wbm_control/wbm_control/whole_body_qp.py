@@ -13,6 +13,11 @@ M a + h = S^T tau + J_c^T f (J_c the contacts' LOCAL_WORLD_ALIGNED Jacobians):
                 -tau_max <= M_j a + h_j - J_c,j^T f <= tau_max   (joint torque limits)
 
 and the torques follow from the joint rows: tau = M_j a + h_j - J_c,j^T f.
+
+The assembly and the reading of a solution are numba kernels
+(:mod:`wbm_control.jit.whole_body_qp_kernels`), compiled or loaded from numba's cache when a
+:class:`WholeBodyQPWorkspace` is created; the numpy code they replaced is their reference in
+tests/control/test_jit_qp_kernels.py.
 """
 
 from __future__ import annotations
