@@ -23,6 +23,12 @@ multiplier clearly of its sign). The QP is strictly convex (positive definite He
 point that satisfies them is its unique solution: the polish of proxsuite's solution on the same
 active set, the same KKT matrix solved by the same LU, gives it to the bit. Otherwise (the active
 set changed) proxsuite solves the QP and its solution is polished, as without it.
+
+Compiled: the polish, the KKT solve on the last active set with its optimality test, and the
+solution's finiteness test are each one numba kernel (:mod:`wbm_control.jit.active_set_kernels`:
+the KKT assembly, LAPACK's dgesv on the same matrix, the checks; deterministic, as the numpy code
+they replaced, which tests/control/test_jit_qp_kernels.py keeps as their reference). A solver
+compiles them or loads them from numba's cache when it is created, not in a control cycle.
 """
 
 from __future__ import annotations
@@ -33,19 +39,21 @@ from dataclasses import dataclass
 
 import numpy as np
 import proxsuite
-from scipy.linalg import lapack
 
 from wbm_control.exceptions import NoSolutionFound
+from wbm_control.jit import active_set_kernels as kernels
 
 INFINITY = 1e20
 """What stands for an infinite bound in proxsuite [-]."""
 
 SOLVED = proxsuite.proxqp.QPSolverOutput.PROXQP_SOLVED
 WARM_START = proxsuite.proxqp.InitialGuess.WARM_START_WITH_PREVIOUS_RESULT
-_GESV = lapack.dgesv  # LU with partial pivoting (what np.linalg.solve calls)
 
 OPTIMALITY_TOLERANCE = 1e-9
 """How far a constraint may be violated by a solution on a guessed active set [-, scaled]."""
+
+POLISH_TOLERANCE = 1e-6
+"""How far a polished solution may violate a constraint [units of the constraints, scaled]."""
 
 
 @dataclass
@@ -129,6 +137,7 @@ class DenseQPSolver:
         # Whether ``self._solver``'s initial guess is the warm start already (set once per
         # solver: proxsuite's settings setter costs ~1 us a step).
         self._warm_guess = False
+        kernels.warm_up()  # compiled or loaded from the cache now, not in a control cycle
 
     def _cold_solver(self, problem: DenseQP):
         solver = proxsuite.proxqp.dense.QP(*problem.dimensions)
@@ -158,8 +167,11 @@ class DenseQPSolver:
         if self.polish and self.active_set_first and self._active_set is not None:
             if dims == self._dimensions:
                 start = time.perf_counter()
-                x = _optimal_on_active_set(problem, *self._active_set)
-                if x is not None:
+                optimal, x = kernels.optimal_on_active_set(
+                    problem.H, problem.g, problem.A, problem.b, problem.C, problem.l,
+                    problem.u, *self._active_set, OPTIMALITY_TOLERANCE,
+                )  # fmt: skip
+                if optimal:
                     self._x = x
                     self.active_set_hits += 1
                     self.polish_time = time.perf_counter() - start
@@ -189,11 +201,14 @@ class DenseQPSolver:
         if self.polish:
             start = time.perf_counter()
             z = np.array(self._solver.results.z)
-            polished = polish_on_active_set(problem, self._x, z)
-            if polished is not None:
+            status, polished, upper, lower = kernels.polish(
+                problem.H, problem.g, problem.A, problem.b, problem.C, problem.l, problem.u,
+                self._x, z, POLISH_TOLERANCE,
+            )  # fmt: skip
+            if status == kernels.POLISHED:
                 self._x = polished
                 self.polished += 1
-                self._active_set = active_set(z)
+                self._active_set = (upper, lower)
             self.polish_time = time.perf_counter() - start
         return self._x
 
@@ -201,7 +216,7 @@ class DenseQPSolver:
         """Whether the last solve succeeded (its solution, copied, in ``self._x``)."""
         results = self._solver.results
         self._x = np.array(results.x)
-        return results.info.status == SOLVED and all_finite(self._x)
+        return results.info.status == SOLVED and kernels.all_finite(self._x)
 
 
 def all_finite(vector: np.ndarray) -> bool:
@@ -215,37 +230,23 @@ def all_finite(vector: np.ndarray) -> bool:
 
 
 def polish_on_active_set(
-    problem: DenseQP, x: np.ndarray, z: np.ndarray, tolerance: float = 1e-6
+    problem: DenseQP, x: np.ndarray, z: np.ndarray, tolerance: float = POLISH_TOLERANCE
 ) -> np.ndarray | None:
     """The exact solution of the QP with its active inequalities as equalities, or None.
 
-    The active set is read from the inequality multipliers ``z`` (proxsuite's sign: > 0 at the
-    upper bound, < 0 at the lower one; below 1e-7 of the largest one counts as zero). The KKT
+    The active set is read from the inequality multipliers ``z`` (:func:`active_set`). The KKT
     system [[H, G^T], [G, 0]] [x; y] = [-g; h] (G: the equalities and the active rows) is
-    solved by LAPACK's LU (``dgesv``, what ``np.linalg.solve`` calls, without its wrapper's
-    copies and checks; the result depends on the problem's values only). None when it is
-    singular, when its solution violates a constraint by more than ``tolerance`` [units of the
-    constraints], or when it leaves ``x`` by more than 1e-3 relative (a degenerate or wrong
-    active set: the caller keeps proxsuite's solution).
+    solved by LAPACK's LU (``dgesv``; the result depends on the problem's values only). None
+    when it is singular, when its solution violates a constraint by more than ``tolerance``
+    times (1 + max |h|) [units of the constraints], or when it leaves ``x`` by more than 1e-3
+    relative (a degenerate or wrong active set: the caller keeps proxsuite's solution).
+
+    One compiled call (:func:`wbm_control.jit.active_set_kernels.polish`).
     """
-    solved = solve_on_active_set(problem, *active_set(z))
-    if solved is None:
-        return None
-    solution, _, rhs = solved
-    n, n_eq = problem.H.shape[0], problem.A.shape[0]
-    # Not "<=": a NaN or an infinite entry fails it (the solution is not finite: None).
-    if not float(np.abs(solution - x).max()) <= 1e-3 * (1.0 + float(np.abs(x).max())):
-        return None
-    eq = float(np.abs(problem.A @ solution - problem.b).max()) if n_eq else 0.0
-    Cx = problem.C @ solution
-    ineq = 0.0
-    if Cx.size:
-        ineq = max(float((Cx - problem.u).max()), float((problem.l - Cx).max()), 0.0)
-    h = rhs[n:]
-    scale = 1.0 + (float(np.abs(h).max()) if h.size else 0.0)
-    if max(eq, ineq) > tolerance * scale:
-        return None
-    return solution
+    status, solution, _, _ = kernels.polish(
+        *_arrays(problem), _vector(x), _vector(z), float(tolerance)
+    )
+    return solution if status == kernels.POLISHED else None
 
 
 def active_set(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -265,35 +266,19 @@ def solve_on_active_set(
     """The KKT solution of the QP with the rows ``upper`` and ``lower`` as equalities.
 
     The KKT system [[H, G^T], [G, 0]] [x; y] = [-g; h] (G: the equalities, then the rows at
-    their upper bound, then those at their lower bound) solved by LAPACK's LU (``dgesv``, what
-    ``np.linalg.solve`` calls, without its wrapper's copies and checks; the result depends on
-    the problem's values only).
+    their upper bound, then those at their lower bound) solved by LAPACK's LU (``dgesv``; the
+    result depends on the problem's values only;
+    :func:`wbm_control.jit.active_set_kernels.solve_kkt`).
 
     Returns:
         (x (n,), the multipliers y (m,) in G's row order, the right-hand side [-g; h]), or None
         when the system is singular. With them H x + g + G^T y = 0: an upper row's multiplier
         is >= 0 and a lower row's <= 0 at the QP's optimum (proxsuite's sign of z).
     """
-    H, A, C = problem.H, problem.A, problem.C
-    n, n_eq = H.shape[0], A.shape[0]
-    m = n_eq + upper.size + lower.size
-    # Fortran order (LAPACK's, no copy): H, G below it and G^T beside it, zeros in the corner.
-    kkt = np.zeros((n + m, n + m), order="F")
-    kkt[:n, :n] = H
-    kkt[n : n + n_eq, :n] = A
-    rhs = np.empty(n + m)
-    np.negative(problem.g, out=rhs[:n])
-    rhs[n : n + n_eq] = problem.b
-    if upper.size:  # (no fancy indexing for an empty active set: the standing robot's)
-        kkt[n + n_eq : n + n_eq + upper.size, :n] = C[upper]
-        rhs[n + n_eq : n + n_eq + upper.size] = problem.u[upper]
-    if lower.size:
-        kkt[n + n_eq + upper.size :, :n] = C[lower]
-        rhs[n + n_eq + upper.size :] = problem.l[lower]
-    kkt[:n, n:] = kkt[n:, :n].T
-    _, _, result, info = _GESV(kkt, rhs, overwrite_a=1, overwrite_b=0)
+    info, result, rhs = kernels.solve_kkt(*_arrays(problem), _rows(upper), _rows(lower))
     if info != 0:
         return None
+    n = problem.H.shape[0]
     return result[:n], result[n:], rhs
 
 
@@ -314,38 +299,29 @@ def is_optimal_on_active_set(
     the threshold of :func:`active_set`: the polish of proxsuite's solution would take the same
     rows as active). Stationarity holds by construction. For a convex QP these conditions are
     sufficient; with a positive definite Hessian its optimum is unique.
+    (:func:`wbm_control.jit.active_set_kernels.is_optimal`.)
     """
-    n_eq = problem.A.shape[0]
-    n_up = upper.size
-    if not all_finite(solution):
-        return False
-    if n_up or lower.size:  # (no active inequality, the standing robot's: no sign to test)
-        z = multipliers[n_eq:]
-        threshold = 1e-7 * (1.0 + float(np.abs(z).max()))
-        if n_up and not float(z[:n_up].min()) > threshold:
-            return False
-        if lower.size and not float(z[n_up:].max()) < -threshold:
-            return False
-    h = rhs[solution.size :]
-    bound = tolerance * (1.0 + (float(np.abs(h).max()) if h.size else 0.0))
-    if n_eq:
-        residual = problem.A.dot(solution)  # dot: the BLAS product of @, without its dispatch
-        residual -= problem.b
-        if not float(np.abs(residual).max()) <= bound:
-            return False
-    Cx = problem.C.dot(solution)
-    if Cx.size and not (
-        float((Cx - problem.u).max()) <= bound and float((problem.l - Cx).max()) <= bound
-    ):
-        return False
-    return True
+    _, A, b, C, lower_bounds, upper_bounds = _arrays(problem)[1:]  # (g unused)
+    x = _vector(solution)
+    return bool(
+        kernels.is_optimal(
+            A, b, C, lower_bounds, upper_bounds, len(upper), len(lower),
+            x, _vector(multipliers), _vector(rhs)[x.size :], float(tolerance),
+        )
+    )  # fmt: skip
 
 
-def _optimal_on_active_set(
-    problem: DenseQP, upper: np.ndarray, lower: np.ndarray
-) -> np.ndarray | None:
-    """The KKT solution on (upper, lower) if it is the QP's optimum, else None."""
-    solved = solve_on_active_set(problem, upper, lower)
-    if solved is None or not is_optimal_on_active_set(problem, upper, lower, *solved):
-        return None
-    return solved[0]
+def _arrays(problem: DenseQP) -> tuple[np.ndarray, ...]:
+    """(H, g, A, b, C, l, u) as contiguous float64 arrays (no copy when they are)."""
+    arrays = (problem.H, problem.g, problem.A, problem.b, problem.C, problem.l, problem.u)
+    return tuple([np.ascontiguousarray(array, dtype=float) for array in arrays])
+
+
+def _vector(values: np.ndarray) -> np.ndarray:
+    """A contiguous float64 vector (no copy when it is)."""
+    return np.ascontiguousarray(values, dtype=float)
+
+
+def _rows(rows: np.ndarray) -> np.ndarray:
+    """Row indices as a contiguous int64 vector (no copy when they are)."""
+    return np.ascontiguousarray(rows, dtype=np.int64)

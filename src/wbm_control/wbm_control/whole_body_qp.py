@@ -13,6 +13,11 @@ M a + h = S^T tau + J_c^T f (J_c the contacts' LOCAL_WORLD_ALIGNED Jacobians):
                 -tau_max <= M_j a + h_j - J_c,j^T f <= tau_max   (joint torque limits)
 
 and the torques follow from the joint rows: tau = M_j a + h_j - J_c,j^T f.
+
+The assembly and the reading of a solution are numba kernels
+(:mod:`wbm_control.jit.whole_body_qp_kernels`), compiled or loaded from numba's cache when a
+:class:`WholeBodyQPWorkspace` is created; the numpy code they replaced is their reference in
+tests/control/test_jit_qp_kernels.py.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from wbm_control.exceptions import InputError
+from wbm_control.jit.whole_body_qp_kernels import fill_whole_body_qp, split_solution
+from wbm_control.jit.whole_body_qp_kernels import warm_up as _warm_up_kernels
 from wbm_control.qp import INFINITY, DenseQP, DenseQPSolver
 
 
@@ -161,9 +168,14 @@ class WholeBodyQPWorkspace:
     normal-force rows and their bounds, the wrenches' regularization) are written once. A QP
     built with a workspace is overwritten by the workspace's next build: copy what you keep
     (:meth:`~wbm_control.qp.DenseQP.copy`). Its torque matrix is a view of the QP's torque rows.
+
+    Creating one compiles the assembly's kernels or loads them from numba's cache
+    (:func:`~wbm_control.jit.whole_body_qp_kernels.warm_up`, once per process): not in a
+    control cycle.
     """
 
     def __init__(self) -> None:
+        _warm_up_kernels()
         self._qp: WholeBodyQP | None = None
         self._key: tuple | None = None
         self._regularization: np.ndarray | None = None
@@ -216,14 +228,15 @@ def build_whole_body_qp(
         workspace: Where to write the QP (:class:`WholeBodyQPWorkspace`: its arrays, refilled
             at its next build); None: new arrays.
     """
-    M = np.asarray(mass_matrix, dtype=float)
-    h = np.asarray(bias_forces, dtype=float)
+    # Contiguous float64 (no copy when they are): the kernel's compiled argument types.
+    M = np.ascontiguousarray(mass_matrix, dtype=float)
+    h = np.ascontiguousarray(bias_forces, dtype=float)
     nv = M.shape[0]
     if M.shape != (nv, nv) or h.shape != (nv,):
         raise InputError(
             "mass_matrix/bias_forces", f"({nv}, {nv}) and ({nv},)", (M.shape, h.shape)
         )
-    limits = np.asarray(torque_limits, dtype=float)
+    limits = np.ascontiguousarray(torque_limits, dtype=float)
     if limits.shape != (nv - base_dofs,):
         raise InputError("torque_limits", f"{nv - base_dofs} values", limits.shape)
     names = tuple([c.name for c in contacts])
@@ -234,8 +247,10 @@ def build_whole_body_qp(
         qp = _new_qp(nv, base_dofs, names, rows, regularization, separate=True)
     else:
         qp = workspace.qp_for(nv, base_dofs, names, rows, regularization)
-    _fill_cost(qp, tasks, regularization)
-    _fill_dynamics(qp, M, h, contacts, limits, base_dofs, separate=workspace is None)
+    _fill(qp, tasks, contacts, regularization, M, h, limits, base_dofs)
+    if workspace is None:
+        n_top = rows[0].shape[0]
+        np.copyto(qp.torque_matrix, qp.problem.C[n_top:])
     return qp
 
 
@@ -273,60 +288,39 @@ def _set_contact_rows(problem: DenseQP, rows: tuple[np.ndarray, np.ndarray, np.n
     problem.u[:n_top] = top_upper
 
 
-def _fill_cost(
-    qp: WholeBodyQP, tasks: Sequence[AccelerationTask], regularization: np.ndarray
-) -> None:
-    """The cost: the tasks stacked into one weighted least-squares term (one product)."""
-    H, g, nv = qp.problem.H, qp.problem.g, qp.nv
-    if tasks:
-        J = np.concatenate([task.jacobian for task in tasks])
-        w = _stacked_row_weights(tasks)
-        residual = np.concatenate([task.desired for task in tasks])
-        residual -= np.concatenate([task.drift for task in tasks])
-        WJ = w[:, None] * J
-        H[:nv, :nv] = J.T.dot(WJ)  # dot: the BLAS product of @, without its dispatch
-        np.negative(WJ.T.dot(residual), out=g[:nv])
-    else:
-        H[:nv, :nv] = 0.0
-        g[:nv] = 0.0
-    n = H.shape[0]
-    diagonal = H.ravel()[: nv * (n + 1) : n + 1]  # a view of the accelerations' diagonal
-    diagonal += regularization[:nv]
-
-
-def _fill_dynamics(
+def _fill(
     qp: WholeBodyQP,
+    tasks: Sequence[AccelerationTask],
+    contacts: Sequence[ContactConstraint],
+    regularization: np.ndarray,
     M: np.ndarray,
     h: np.ndarray,
-    contacts: Sequence[ContactConstraint],
     limits: np.ndarray,
     base_dofs: int,
-    *,
-    separate: bool,
 ) -> None:
-    """The equalities (floating-base rows of the EoM, then the contacts) and the torque rows."""
+    """Write the cost, the equalities and the torque rows.
+
+    The tasks and the contacts stacked, then one kernel
+    (:func:`~wbm_control.jit.whole_body_qp_kernels.fill_whole_body_qp`).
+    """
     p, nv = qp.problem, qp.nv
-    A, b = p.A, p.b
-    n_top = p.C.shape[0] - (nv - base_dofs)
-    torque_rows = p.C[n_top:]
-    A[:base_dofs, :nv] = M[:base_dofs]
-    np.negative(h[:base_dofs], out=b[:base_dofs])
-    torque_rows[:, :nv] = M[base_dofs:]
-    if contacts:
-        Jc = np.concatenate([c.jacobian for c in contacts])
-        JcT = -Jc.T  # -J_c^T (nv x 6k): the wrenches' columns of the EoM rows
-        A[:base_dofs, nv:] = JcT[:base_dofs]
-        A[base_dofs:, :nv] = Jc
-        contact_rows = b[base_dofs:]
-        contact_rows[:] = np.concatenate([c.desired for c in contacts])
-        contact_rows -= np.concatenate([c.drift for c in contacts])
-        torque_rows[:, nv:] = JcT[base_dofs:]
-    if separate:
-        np.copyto(qp.torque_matrix, torque_rows)
-    offset = qp.torque_offset
-    np.copyto(offset, h[base_dofs:])
-    np.subtract(-limits, offset, out=p.l[n_top:])
-    np.subtract(limits, offset, out=p.u[n_top:])
+    rows = [*tasks, *contacts]  # one stack of each: the tasks' rows, then the contacts'
+    if rows:
+        jacobians = np.concatenate([row.jacobian for row in rows])
+        desired = np.concatenate([row.desired for row in rows])
+        drift = np.concatenate([row.drift for row in rows])
+    else:
+        jacobians, desired, drift = np.empty((0, nv)), np.empty(0), np.empty(0)
+    weights = _stacked_row_weights(tasks) if tasks else _NO_WEIGHTS
+    fill_whole_body_qp(
+        p.H, p.g, p.A, p.b, p.C, p.l, p.u, qp.torque_offset,
+        jacobians, weights, desired, drift, regularization, M, h, limits, base_dofs,
+    )  # fmt: skip
+
+
+#: The weights of no task (read-only: the type of the cached stacked weights).
+_NO_WEIGHTS = np.zeros(0)
+_NO_WEIGHTS.flags.writeable = False
 
 
 #: (nv, n, eps, w_f) to the read-only diagonal added to the Hessian: eps on the accelerations,
@@ -358,15 +352,16 @@ def _stacked_row_weights(tasks: Sequence[AccelerationTask]) -> np.ndarray:
     """The tasks' row weights stacked (rows,), kept while the tasks' weights are the same.
 
     The same means the same float values, or the same read-only arrays (by identity), with the
-    same row counts.
+    same row counts. Read-only whether kept or not: one argument type for the assembly's kernel
+    (one compilation).
     """
     key = tuple([_weight_key(task) for task in tasks])
     if _stacked_weights_cache and _stacked_weights_cache[0][0] == key:
         return _stacked_weights_cache[0][2]
     stacked = np.concatenate([_row_weights(task) for task in tasks])
+    stacked.flags.writeable = False
     weights = tuple([task.weight for task in tasks])
     if all(_constant_weight(weight) for weight in weights):
-        stacked.flags.writeable = False
         _stacked_weights_cache[:] = [(key, weights, stacked)]
     return stacked
 
@@ -450,13 +445,11 @@ def _contact_rows(
 
 def read_solution(qp: WholeBodyQP, x: np.ndarray) -> WholeBodySolution:
     """Split a QP solution into accelerations, wrenches and torques."""
-    nv = qp.nv
-    wrenches = {
-        name: x[nv + 6 * i : nv + 6 * i + 6].copy() for i, name in enumerate(qp.contact_names)
-    }
-    torques = qp.torque_matrix.dot(x)
-    torques += qp.torque_offset
-    return WholeBodySolution(x[:nv].copy(), wrenches, torques, x)
+    acceleration, stacked, torques = split_solution(
+        qp.torque_matrix, qp.torque_offset, x, qp.nv
+    )  # one kernel: the copies and tau = T x + offset
+    wrenches = {name: stacked[6 * i : 6 * i + 6] for i, name in enumerate(qp.contact_names)}
+    return WholeBodySolution(acceleration, wrenches, torques, x)
 
 
 def solve_whole_body_qp(qp: WholeBodyQP, solver: DenseQPSolver | None = None) -> WholeBodySolution:
