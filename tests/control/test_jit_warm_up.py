@@ -1,0 +1,46 @@
+"""The kernels' warm-up covers what the controller calls: no compile in a control step.
+
+numba compiles a kernel once per signature (argument types, array layouts). ``warm_up_all``
+(what the controller node calls while it starts, and ``tools/setup.sh`` into the cache) must
+compile every signature a step then uses: otherwise a control cycle pays a compile (0.1-2 s).
+Checked on the regression sequence (mode torque with and without servo references, mode ik;
+targets, a released and re-held sole, a swing target, a safe hold) and with the shipped
+settings (the polish on), and on the walking controller's steps.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import numba
+from control_helpers import CONTROLLER_YAML
+from controller_regression import VARIANTS, readings_at, run_sequence
+
+import wbm_control.jit as jit
+from wbm_control.controller import WholeBodyController
+from wbm_control.controller_settings import ControllerSettings
+
+
+def _signatures() -> dict[str, set]:
+    found = {}
+    for info in pkgutil.iter_modules(jit.__path__):
+        module = importlib.import_module(f"{jit.__name__}.{info.name}")
+        for name, value in vars(module).items():
+            if isinstance(value, numba.core.registry.CPUDispatcher):
+                found[f"{info.name}.{name}"] = set(value.signatures)
+    return found
+
+
+def test_no_step_compiles_a_kernel(icub):
+    jit.warm_up_all()
+    before = _signatures()
+    assert before, "no compiled kernel found in wbm_control.jit"
+    for variant in VARIANTS:
+        run_sequence(icub, variant)
+    shipped = WholeBodyController(icub, ControllerSettings.from_yaml(CONTROLLER_YAML))
+    for step in range(40):
+        shipped.step(readings_at(icub, step))
+    after = _signatures()
+    new = {k: after[k] - before.get(k, set()) for k in after if after[k] - before.get(k, set())}
+    assert not new, f"compiled in a control step (add to the module's warm_up): {new}"
