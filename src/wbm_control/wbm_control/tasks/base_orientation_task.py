@@ -10,8 +10,11 @@ import pinocchio as pin
 
 from wbm_control.controller_settings import BaseOrientationSettings
 from wbm_control.differential_ik import IkFrameTaskSpec
+from wbm_control.jit import task_kernels
 from wbm_control.robot_kinematics import RobotKinematics
 from wbm_control.whole_body_qp import AccelerationTask
+
+_orientation_acceleration_task = task_kernels.orientation_acceleration_task
 
 
 class BaseOrientationTask:
@@ -32,6 +35,8 @@ class BaseOrientationTask:
         self.frame_id = frame_id
         self.settings = settings
         self.rotation_reference = rotation_reference
+        self._error = np.empty(3)  # the error of the last torque_task (scratch)
+        task_kernels.warm_up()
 
     def compute_error(self, kinematics: RobotKinematics) -> np.ndarray:
         """log3(R* R^T) (3,) [rad], world axes."""
@@ -55,6 +60,34 @@ class BaseOrientationTask:
             s.kp * error - s.kd * angular_velocity,
             s.weight,
         )
+
+    def torque_task(self, kinematics: RobotKinematics) -> tuple[AccelerationTask, float]:
+        """Torque mode: :meth:`compute_error` and :meth:`compute_acceleration_task` fused.
+
+        One kernel call (:func:`~wbm_control.jit.task_kernels.orientation_acceleration_task`).
+
+        Returns:
+            The acceleration task and the norm of the error [rad].
+        """
+        s, frame_id = self.settings, self.frame_id
+        desired = np.empty(3)
+        error = _orientation_acceleration_task(
+            self.rotation_reference,
+            kinematics.placements[frame_id].rotation,
+            kinematics.velocities[frame_id],
+            s.kp,
+            s.kd,
+            self._error,
+            desired,
+        )
+        task = AccelerationTask(
+            self.name,
+            kinematics.jacobians[frame_id][3:6],
+            kinematics.drifts[frame_id][3:6],
+            desired,
+            s.weight,
+        )
+        return task, error
 
     def ik_spec(self) -> IkFrameTaskSpec:
         """The task in the IK: orientation only."""
