@@ -137,26 +137,40 @@ def balance_feedback(
     return omega
 
 
+#: Whether :func:`warm_up` ran in this process.
+_warm = False
+
+
 def warm_up() -> None:
     """Compile (or load from the cache) :func:`balance_feedback` for the controller's arrays.
 
-    To be called when the tasks are built, not in a control cycle.
+    C-contiguous float64 arrays; the reference also read-only (a trajectory's end sample,
+    :meth:`~wbm_control.tasks.ComTask.reference`: numba compiles read-only arrays apart). To be
+    called when the tasks are built, not in a control cycle; once per process (later calls
+    return at once).
     """
+    global _warm
+    if _warm:
+        return
     vector = np.array([0.0, 0.0, 0.5])
+    read_only = vector.copy()
+    read_only.flags.writeable = False
     hull = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
-    balance_feedback(
-        vector,
-        vector,
-        vector,
-        vector,
-        vector,
-        0.0,
-        np.array([0.0, 0.0, -9.81]),
-        1.0,
-        hull,
-        np.zeros(3),
-        0.0,
-        1.0,
-        1.0,
-        np.empty(OUTPUT_SIZE),
-    )
+    for reference in (vector, read_only):
+        balance_feedback(
+            vector,
+            vector,
+            reference,
+            reference,
+            reference,
+            0.0,
+            np.array([0.0, 0.0, -9.81]),
+            1.0,
+            hull,
+            np.zeros(3),
+            0.0,
+            1.0,
+            1.0,
+            np.empty(OUTPUT_SIZE),
+        )
+    _warm = True

@@ -270,21 +270,47 @@ def contact_acceleration(
         desired[i] = kp * error[i] - kd * velocity
 
 
-def warm_up() -> None:
-    """Compile (or load from the cache) every kernel here for the controller's array layouts.
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
 
-    Rotations column-major (Pinocchio's), the other arrays C-contiguous float64, gains
-    Python floats. To be called when the tasks are built, not in a control cycle.
+
+#: Whether :func:`warm_up` ran in this process.
+_warm = False
+
+
+def warm_up() -> None:
+    """Compile (or load from the cache) every kernel here for the controller's array types.
+
+    Rotations column-major (Pinocchio's), the other arrays C-contiguous float64, gains Python
+    floats; the reference velocity and acceleration of a frame task also read-only (a
+    trajectory's end sample, :meth:`~wbm_control.tasks.FrameTask.reference`: numba compiles
+    read-only arrays apart). To be called when the tasks are built, not in a control cycle;
+    once per process (later calls return at once).
     """
+    global _warm
+    if _warm:
+        return
     rotation = np.asfortranarray(np.eye(3))
     vector3, vector6 = np.zeros(3), np.zeros(6)
     error, desired = np.empty(6), np.empty(6)
     log3_of_product(rotation, rotation, np.empty(3))
     pose_error(rotation, vector3, rotation, vector3, error)
-    frame_acceleration_task(
-        rotation, vector3, rotation, vector3, vector6, vector6, vector6, 1.0, 1.0, error, desired
-    )
-    orientation_acceleration_task(rotation, rotation, vector6, 1.0, 1.0, error, desired)
+    for reference in (vector6, _read_only(np.zeros(6))):
+        frame_acceleration_task(
+            rotation,
+            vector3,
+            rotation,
+            vector3,
+            reference,
+            reference,
+            vector6,
+            1.0,
+            1.0,
+            error,
+            desired,
+        )
+    orientation_acceleration_task(np.eye(3), rotation, vector6, 1.0, 1.0, error, desired)
     posture_acceleration_task(np.zeros(1), np.zeros(8), np.zeros(7), 1.0, 1.0, np.empty(1))
     contact_acceleration(
         rotation,
@@ -298,3 +324,4 @@ def warm_up() -> None:
         error,
         desired,
     )
+    _warm = True

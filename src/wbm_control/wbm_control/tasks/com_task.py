@@ -265,7 +265,7 @@ class ComTask:
         static_margin = None
         if len(polygon) >= 3:
             static_margin = float(out[_STATIC_MARGIN])
-            if static_margin < 0.0:  # outside: the distance to the nearest edge segment
+            if not static_margin >= 0.0:  # outside (or NaN): the nearest edge segment's
                 static_margin = static_equilibrium_margin(com, polygon)
         balance = Balance(
             com=com,
