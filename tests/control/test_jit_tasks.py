@@ -251,8 +251,9 @@ def _same_balance(new, old) -> None:
 
 def test_balance_kernel_is_the_numpy_feedback():
     """ComTask.balance (one kernel) against balance_reference (numpy and floats): ZMP inside
-    and outside the polygon (projected), CoM inside and outside it, no polygon, read-only
-    references (an ended trajectory), a NaN CoM coordinate; and the CoM task's rows."""
+    and outside the polygon (projected; onto the centroid of a polygon smaller than the
+    margin), CoM inside and outside it, no polygon, read-only references (an ended
+    trajectory), a NaN CoM coordinate; and the CoM task's rows."""
     rng = np.random.default_rng(4)
     settings = _settings()
     com_task = ComTask(settings.com, np.array([0.0, 0.0, -9.81]))
@@ -262,7 +263,9 @@ def test_balance_kernel_is_the_numpy_feedback():
         kinematics.com[:2] = rng.normal(0.0, 0.08, 2)
         if trial % 7 == 6:
             kinematics.com[0] = np.nan
-        polygon = convex_hull_2d(rng.uniform(-0.1, 0.1, (8, 2))) if trial % 5 else np.zeros((0, 2))
+        size = 0.004 if trial % 11 == 10 else 0.1  # smaller than the ZMP margin: its centroid
+        corners = rng.uniform(-size, size, (8, 2))
+        polygon = convex_hull_2d(corners) if trial % 5 else np.zeros((0, 2))
         contacts = _Contacts(polygon, rng.uniform(-0.02, 0.02))
         if trial % 2:
             com_task.track(*(rng.normal(0.0, 0.05, 3) for _ in range(3)))

@@ -16,7 +16,6 @@ from wbm_control.balance import (
     DcmStabilizer,
     _inward_half_planes,
     lip_natural_frequency,
-    project_into_polygon,
     static_equilibrium_margin,
 )
 from wbm_control.contacts import ContactSet
@@ -223,9 +222,9 @@ class ComTask:
         """The DCM feedback at this step; the ZMP is kept in the held soles' support polygon.
 
         One kernel (:func:`~wbm_control.jit.balance_kernels.balance_feedback`) computes the
-        feedback, the DCM, the static margin and this task's desired acceleration (kept for
-        :meth:`compute_acceleration_task` at the same kinematics); a ZMP outside the polygon is
-        projected and the margin of a CoM outside it computed here (:mod:`wbm_control.balance`).
+        feedback (the ZMP projected when outside), the DCM, the static margin and this task's
+        desired acceleration (kept for :meth:`compute_acceleration_task` at the same
+        kinematics); :meth:`balance_reference` is the same in numpy.
 
         Raises:
             InputError: The CoM height or gravity gives no LIP frequency.
@@ -248,6 +247,7 @@ class ComTask:
             ground,
             self.gravity,
             stabilizer.gain,
+            polygon,
             normals,
             offsets,
             stabilizer.zmp_margin,
@@ -257,16 +257,7 @@ class ComTask:
         )
         if omega != omega:  # NaN: no LIP frequency (raises its InputError)
             lip_natural_frequency(max(com[2] - ground, 0.05), -self.gravity[2])
-        if out[_ZMP_INSIDE] == 0.0:  # projected onto the polygon shrunk by the ZMP margin
-            zmp = project_into_polygon(out[2:4], polygon, stabilizer.zmp_margin)
-            out[2:4] = zmp
-            out[0:2] = omega**2 * (com[:2] - zmp)
-            out[8:10] = out[0:2]
-        static_margin = None
-        if len(polygon) >= 3:
-            static_margin = float(out[_STATIC_MARGIN])
-            if not static_margin >= 0.0:  # outside (or NaN): the nearest edge segment's
-                static_margin = static_equilibrium_margin(com, polygon)
+        static_margin = float(out[_STATIC_MARGIN]) if len(polygon) >= 3 else None
         balance = Balance(
             com=com,
             com_velocity=com_velocity,
