@@ -22,6 +22,9 @@ acos((tr - 1) / 2), whose slope 1 / sin(theta) grows the product's last-bit diff
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -33,7 +36,7 @@ from controller_regression import contact_events, make_controller, readings_at
 from wbm_control.contacts import ContactSet
 from wbm_control.controller_settings import ControllerSettings, FrameTaskSettings
 from wbm_control.exceptions import InputError
-from wbm_control.jit import balance_kernels, task_kernels
+from wbm_control.jit import task_kernels
 from wbm_control.tasks import (
     BaseOrientationTask,
     ComTask,
@@ -308,27 +311,46 @@ def test_balance_without_lip_frequency_raises_as_before():
         com_task.balance(kinematics, 0.0, contacts)
 
 
-def _kernel_signatures() -> dict[str, list]:
-    kernels = {
-        name: getattr(task_kernels, name)
-        for name in (
-            "pose_error",
-            "frame_acceleration_task",
-            "orientation_acceleration_task",
-            "posture_acceleration_task",
-            "contact_acceleration",
-        )
-    }
-    kernels["balance_feedback"] = balance_kernels.balance_feedback
-    return {name: list(kernel.signatures) for name, kernel in kernels.items()}
+_NO_COMPILATION_IN_THE_LOOP = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from controller_regression import run_sequence
+from wbm_control.jit import balance_kernels, task_kernels
+from wbm_description.registry import load_robot
+from wbm_description.whole_body_model import WholeBodyModel
+
+kernels = [getattr(task_kernels, name) for name in task_kernels.__dict__ if name.endswith(
+    ("_task", "_acceleration", "pose_error", "log3_of_product", "_singular"))]
+kernels.append(balance_kernels.balance_feedback)
+task_kernels.warm_up()
+balance_kernels.warm_up()
+compiled = [list(kernel.signatures) for kernel in kernels]
+model = WholeBodyModel.from_config(load_robot("icub"))
+for variant in ("torque", "torque_servo", "ik"):
+    run_sequence(model, variant)
+extra = [
+    (kernel.__name__, signature)
+    for kernel, before in zip(kernels, compiled)
+    for signature in kernel.signatures
+    if signature not in before
+]
+assert len(kernels) == 9 and not extra, extra
+"""
+
+
+def test_warm_up_compiles_what_the_steps_use():
+    """In a fresh process: after warm_up, the regression sequence (every variant: moving and
+    ended references, the ZMP projected, held and released soles) compiles nothing more (no
+    compilation in a control cycle; numba compiles read-only arrays, such as an ended
+    trajectory's sample and ContactSet's polygon, apart)."""
+    here = str(Path(__file__).resolve().parent)
+    subprocess.run([sys.executable, "-c", _NO_COMPILATION_IN_THE_LOOP, here], check=True)
 
 
 def test_the_moving_sequence_steps_are_the_numpy_steps(icub, monkeypatch):
     """Every kernel against its reference at every step of the regression sequence (mode
-    "torque"); and the sequence compiles nothing that warm_up did not (no compilation in a
-    control cycle: the read-only end samples, held and released soles included)."""
-    controller = make_controller(icub, "torque")  # builds the tasks: warm_up
-    compiled = _kernel_signatures()
+    "torque")."""
+    controller = make_controller(icub, "torque")
     compared = {"balance": 0, "frame": 0, "base": 0, "posture": 0, "contact": 0}
 
     balance, balance_reference = ComTask.balance, ComTask.balance_reference
@@ -391,4 +413,3 @@ def test_the_moving_sequence_steps_are_the_numpy_steps(icub, monkeypatch):
     # Two hands every step, the right foot while released (steps 26-60), both soles held
     # outside that span and one within it.
     assert compared["frame"] == 2 * steps + 35 and compared["contact"] == 2 * steps - 35
-    assert _kernel_signatures() == compiled

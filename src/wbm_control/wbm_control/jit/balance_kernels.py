@@ -247,8 +247,9 @@ _warm = False
 def warm_up() -> None:
     """Compile (or load from the cache) :func:`balance_feedback` for the controller's arrays.
 
-    C-contiguous float64 arrays; the reference also read-only (a trajectory's end sample,
-    :meth:`~wbm_control.tasks.ComTask.reference`: numba compiles read-only arrays apart). To be
+    C-contiguous float64 arrays, the support polygon read-only (ContactSet's); the reference
+    writable (a trajectory's sample) and read-only (its end sample,
+    :meth:`~wbm_control.tasks.ComTask.reference`): numba compiles read-only arrays apart. To be
     called when the tasks are built, not in a control cycle; once per process (later calls
     return at once).
     """
@@ -259,6 +260,7 @@ def warm_up() -> None:
     read_only = vector.copy()
     read_only.flags.writeable = False
     hull = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    hull.flags.writeable = False
     for reference in (vector, read_only):
         balance_feedback(
             vector,
@@ -270,7 +272,7 @@ def warm_up() -> None:
             np.array([0.0, 0.0, -9.81]),
             1.0,
             hull,
-            hull,
+            np.array([[0.0, -1.0], [-0.7, 0.7], [0.7, 0.7]]),
             np.zeros(3),
             0.0,
             1.0,
