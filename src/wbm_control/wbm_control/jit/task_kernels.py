@@ -7,7 +7,8 @@ the tasks' (:mod:`wbm_control.tasks`): poses in the world; errors, velocities an
 (linear, angular) in world axes at the frame origin [m, rad, m/s, rad/s, m/s^2, rad/s^2].
 
 Rotations come as Pinocchio gives them (3 x 3, column-major); every output is written into an
-array the caller passes (a kernel's returned tuple of arrays costs more than its arithmetic).
+array the caller passes (a kernel's returned tuple of arrays costs more than its arithmetic),
+scratch arrays are the kernel's own (a task may be stepped from more than one thread).
 The numpy formulas they replace are in ``tests/control/test_jit_tasks.py``, which checks the
 two against each other (to 1e-12 relative). :func:`warm_up` compiles (or loads from the cache)
 every kernel for the array layouts the controller passes.
@@ -158,10 +159,9 @@ def frame_acceleration_task(
     velocity: np.ndarray,
     kp: float,
     kd: float,
-    error: np.ndarray,
     desired: np.ndarray,
 ) -> float:
-    """A frame task's pose error and desired acceleration a_ref + kp e + kd (v_ref - v).
+    """A frame task's desired acceleration a_ref + kp e + kd (v_ref - v), e its pose error.
 
     Args:
         target_rotation: R* (3 x 3) of the reference pose.
@@ -173,12 +173,12 @@ def frame_acceleration_task(
         velocity: The frame's twist (6,) [m/s, rad/s], world axes at its origin.
         kp: Stiffness [1/s^2].
         kd: Damping [1/s].
-        error: Output (6,): :func:`pose_error` [m, rad].
         desired: Output (6,) [m/s^2, rad/s^2].
 
     Returns:
-        The norm of the position error [m].
+        The norm of the position error [m] (of e = :func:`pose_error`, [m, rad]).
     """
+    error = np.empty(6)
     pose_error(target_rotation, target_translation, rotation, translation, error)
     for i in range(6):
         desired[i] = (
@@ -194,10 +194,9 @@ def orientation_acceleration_task(
     velocity: np.ndarray,
     kp: float,
     kd: float,
-    error: np.ndarray,
     desired: np.ndarray,
 ) -> float:
-    """An orientation task's error log3(R* R^T) and desired acceleration kp e - kd omega.
+    """An orientation task's desired acceleration kp e - kd omega, e = log3(R* R^T) [rad].
 
     Args:
         rotation_reference: R* (3 x 3), the orientation to hold in the world.
@@ -205,12 +204,12 @@ def orientation_acceleration_task(
         velocity: The frame's twist (6,) [m/s, rad/s]; omega is its angular part.
         kp: Stiffness [1/s^2].
         kd: Damping [1/s].
-        error: Output (3,) [rad].
         desired: Output (3,) [rad/s^2].
 
     Returns:
         The norm of the error [rad].
     """
+    error = np.empty(3)
     _log3_of_product(rotation_reference, rotation, error, 0)
     for i in range(3):
         desired[i] = kp * error[i] - kd * velocity[3 + i]
@@ -245,7 +244,6 @@ def contact_acceleration(
     v: np.ndarray,
     kp: float,
     kd: float,
-    error: np.ndarray,
     desired: np.ndarray,
 ) -> None:
     """A held sole's drift correction kp e - kd J v (6,) [m/s^2, rad/s^2] into ``desired``.
@@ -259,9 +257,9 @@ def contact_acceleration(
         v: The robot's velocity (nv,).
         kp: Stiffness [1/s^2].
         kd: Damping [1/s].
-        error: Output (6,): :func:`pose_error` of the sole to its anchor [m, rad].
-        desired: Output (6,).
+        desired: Output (6,); e is :func:`pose_error` of the sole to its anchor [m, rad].
     """
+    error = np.empty(6)
     pose_error(anchor_rotation, anchor_translation, rotation, translation, error)
     for i in range(6):
         velocity = 0.0
@@ -307,10 +305,9 @@ def warm_up() -> None:
             vector6,
             1.0,
             1.0,
-            error,
             desired,
         )
-    orientation_acceleration_task(np.eye(3), rotation, vector6, 1.0, 1.0, error, desired)
+    orientation_acceleration_task(np.eye(3), rotation, vector6, 1.0, 1.0, desired)
     posture_acceleration_task(np.zeros(1), np.zeros(8), np.zeros(7), 1.0, 1.0, np.empty(1))
     contact_acceleration(
         rotation,
@@ -321,7 +318,6 @@ def warm_up() -> None:
         np.zeros(7),
         1.0,
         1.0,
-        error,
         desired,
     )
     _warm = True

@@ -35,7 +35,6 @@ class BaseOrientationTask:
         self.frame_id = frame_id
         self.settings = settings
         self.rotation_reference = rotation_reference
-        self._error = np.empty(3)  # the error of the last torque_task (scratch)
         task_kernels.warm_up()
 
     def compute_error(self, kinematics: RobotKinematics) -> np.ndarray:
@@ -77,7 +76,6 @@ class BaseOrientationTask:
             kinematics.velocities[frame_id],
             s.kp,
             s.kd,
-            self._error,
             desired,
         )
         task = AccelerationTask(

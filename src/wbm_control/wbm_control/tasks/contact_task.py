@@ -39,7 +39,6 @@ class ContactTask:
         self.settings = settings
         self.friction_coefficient = friction_coefficient
         self.cop_margin = cop_margin
-        self._error = np.empty(6)  # the pose error of the last constraint (scratch)
         task_kernels.warm_up()
 
     def compute_error(self, kinematics: RobotKinematics, contact: ActiveContact) -> np.ndarray:
@@ -69,7 +68,6 @@ class ContactTask:
             kinematics.v,
             settings.kp,
             settings.kd,
-            self._error,
             desired,
         )
         return ContactConstraint(

@@ -70,7 +70,6 @@ class FrameTask:
         self.reach_limit: ReachLimit | None = None
         self.last_clamp = Clamped(None)
         self._tracked: PoseReference | None = None
-        self._error = np.empty(6)  # the pose error of the last torque_task (scratch)
         task_kernels.warm_up()
 
     # ------------------------------------------------------------------ reference
@@ -217,7 +216,6 @@ class FrameTask:
             kinematics.velocities[frame_id],
             s.kp,
             s.kd,
-            self._error,
             desired,
         )
         task = AccelerationTask(
