@@ -49,7 +49,10 @@ class BaseOrientationTask:
     def compute_acceleration_task(
         self, kinematics: RobotKinematics, error: np.ndarray
     ) -> AccelerationTask:
-        """Torque mode: angular acceleration kp e - kd omega."""
+        """Torque mode: angular acceleration kp e - kd omega.
+
+        In numpy: the reference of :meth:`torque_task`, which the torque step calls.
+        """
         s = self.settings
         angular_velocity = kinematics.velocities[self.frame_id][3:6]
         return AccelerationTask(

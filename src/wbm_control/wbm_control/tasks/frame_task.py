@@ -173,6 +173,8 @@ class FrameTask:
     ) -> AccelerationTask:
         """Torque mode: J a + dJ v = a_ref + kp e + kd (v_ref - v), weighted per row.
 
+        In numpy: the reference of :meth:`torque_task`, which the torque step calls.
+
         Args:
             kinematics: The robot at this step (with dynamics).
             reference: The reference at this step.
