@@ -23,7 +23,6 @@ from wbm_control.exceptions import NoSolutionFound
 from wbm_control.qp import DenseQPSolver
 from wbm_control.qp_fallback import QpFallback
 from wbm_control.robot_kinematics import RobotKinematics
-from wbm_control.small_linalg import norm
 from wbm_control.tasks import Balance, TaskSet
 from wbm_control.whole_body_qp import (
     AccelerationTask,
@@ -96,19 +95,17 @@ class TorqueMode:
         status: ControllerStatus,
     ) -> list[AccelerationTask]:
         """CoM, base orientation, posture and the frame tasks of the soles not held."""
-        result = [tasks.com.compute_acceleration_task(kinematics, balance)]
-        error = tasks.base_orientation.compute_error(kinematics)
-        status.task_errors[tasks.base_orientation.name] = norm(error)
-        result.append(tasks.base_orientation.compute_acceleration_task(kinematics, error))
-        result.append(tasks.posture.compute_acceleration_task(kinematics))
+        task_errors = status.task_errors
+        base = tasks.base_orientation
+        com_task = tasks.com.compute_acceleration_task(kinematics, balance)
+        base_task, task_errors[base.name] = base.torque_task(kinematics)
+        result = [com_task, base_task, tasks.posture.compute_acceleration_task(kinematics)]
         held_tasks = tasks.held_task_names([contact.sole.name for contact in held])
         for name, task in tasks.frames.items():
             if name in held_tasks:
                 continue
-            reference = task.reference(t)
-            error = task.compute_error(kinematics, reference[0])
-            status.task_errors[name] = norm(error[:3])
-            result.append(task.compute_acceleration_task(kinematics, reference, error))
+            frame_task, task_errors[name] = task.torque_task(kinematics, t)
+            result.append(frame_task)
         return result
 
     def build(

@@ -10,8 +10,11 @@ import pinocchio as pin
 
 from wbm_control.controller_settings import BaseOrientationSettings
 from wbm_control.differential_ik import IkFrameTaskSpec
+from wbm_control.jit import task_kernels
 from wbm_control.robot_kinematics import RobotKinematics
 from wbm_control.whole_body_qp import AccelerationTask
+
+_orientation_acceleration_task = task_kernels.orientation_acceleration_task
 
 
 class BaseOrientationTask:
@@ -32,6 +35,7 @@ class BaseOrientationTask:
         self.frame_id = frame_id
         self.settings = settings
         self.rotation_reference = rotation_reference
+        task_kernels.warm_up()
 
     def compute_error(self, kinematics: RobotKinematics) -> np.ndarray:
         """log3(R* R^T) (3,) [rad], world axes."""
@@ -45,7 +49,10 @@ class BaseOrientationTask:
     def compute_acceleration_task(
         self, kinematics: RobotKinematics, error: np.ndarray
     ) -> AccelerationTask:
-        """Torque mode: angular acceleration kp e - kd omega."""
+        """Torque mode: angular acceleration kp e - kd omega.
+
+        In numpy: the reference of :meth:`torque_task`, which the torque step calls.
+        """
         s = self.settings
         angular_velocity = kinematics.velocities[self.frame_id][3:6]
         return AccelerationTask(
@@ -55,6 +62,33 @@ class BaseOrientationTask:
             s.kp * error - s.kd * angular_velocity,
             s.weight,
         )
+
+    def torque_task(self, kinematics: RobotKinematics) -> tuple[AccelerationTask, float]:
+        """Torque mode: :meth:`compute_error` and :meth:`compute_acceleration_task` fused.
+
+        One kernel call (:func:`~wbm_control.jit.task_kernels.orientation_acceleration_task`).
+
+        Returns:
+            The acceleration task and the norm of the error [rad].
+        """
+        s, frame_id = self.settings, self.frame_id
+        desired = np.empty(3)
+        error = _orientation_acceleration_task(
+            self.rotation_reference,
+            kinematics.placements[frame_id].rotation,
+            kinematics.velocities[frame_id],
+            s.kp,
+            s.kd,
+            desired,
+        )
+        task = AccelerationTask(
+            self.name,
+            kinematics.jacobians[frame_id][3:6],
+            kinematics.drifts[frame_id][3:6],
+            desired,
+            s.weight,
+        )
+        return task, error
 
     def ik_spec(self) -> IkFrameTaskSpec:
         """The task in the IK: orientation only."""

@@ -14,6 +14,7 @@ import numpy as np
 
 from wbm_control.balance import (
     DcmStabilizer,
+    _inward_half_planes,
     lip_natural_frequency,
     static_equilibrium_margin,
 )
@@ -21,11 +22,22 @@ from wbm_control.contacts import ContactSet
 from wbm_control.controller_settings import ComSettings
 from wbm_control.exceptions import TargetRejected
 from wbm_control.feasible_targets import Clamped, clamp_com_target, com_motion_duration
+from wbm_control.jit import balance_kernels
 from wbm_control.robot_kinematics import RobotKinematics
 from wbm_control.small_linalg import norm
 from wbm_control.tasks.frame_task import NOT_STARTED
 from wbm_control.trajectories import QuinticPointTrajectory
 from wbm_control.whole_body_qp import AccelerationTask
+
+_ACCELERATION_XY, _ZMP, _DCM = (
+    balance_kernels.ACCELERATION_XY,
+    balance_kernels.ZMP,
+    balance_kernels.DCM,
+)
+_COM_DESIRED, _STATIC_MARGIN = balance_kernels.COM_DESIRED, balance_kernels.STATIC_MARGIN
+_ZMP_INSIDE, _COM_ERROR = balance_kernels.ZMP_INSIDE, balance_kernels.COM_ERROR
+#: The half-planes of no support polygon (fewer than 3 corners).
+_NO_HALF_PLANES = (np.zeros((0, 2)), np.zeros(0))
 
 
 @dataclass(frozen=True)
@@ -70,8 +82,9 @@ class Balance:
 
     @property
     def error(self) -> float:
-        """Distance of the CoM to its reference [m]."""
-        return norm(self.reference[0] - self.com)
+        """Distance of the CoM to its reference [m] (the balance kernel's, when it built this)."""
+        error = self.__dict__.get("_error")
+        return norm(self.reference[0] - self.com) if error is None else error
 
 
 class ComTask:
@@ -93,6 +106,9 @@ class ComTask:
         self._home: np.ndarray | None = None
         self.last_clamp = Clamped(None)
         self._tracked: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        #: (balance, kinematics, desired acceleration (3,)) of the last :meth:`balance`.
+        self._desired: tuple[Balance, RobotKinematics, np.ndarray] | None = None
+        balance_kernels.warm_up()
 
     # ------------------------------------------------------------------ reference
 
@@ -203,7 +219,65 @@ class ComTask:
     # ------------------------------------------------------------------ feedback
 
     def balance(self, kinematics: RobotKinematics, t: float, contacts: ContactSet) -> Balance:
-        """The DCM feedback at this step; the ZMP is kept in the held soles' support polygon."""
+        """The DCM feedback at this step; the ZMP is kept in the held soles' support polygon.
+
+        One kernel (:func:`~wbm_control.jit.balance_kernels.balance_feedback`) computes the
+        feedback (the ZMP projected when outside), the DCM, the static margin and this task's
+        desired acceleration (kept for :meth:`compute_acceleration_task` at the same
+        kinematics); :meth:`balance_reference` is the same in numpy.
+
+        Raises:
+            InputError: The CoM height or gravity gives no LIP frequency.
+        """
+        com, com_velocity = kinematics.com, kinematics.com_velocity
+        reference = self.reference(t)
+        ground = contacts.ground_height()
+        polygon = contacts.support_polygon()
+        normals, offsets = (
+            _inward_half_planes(polygon, 0.0) if len(polygon) >= 3 else _NO_HALF_PLANES
+        )
+        stabilizer, settings = self.stabilizer, self.settings
+        out = np.empty(balance_kernels.OUTPUT_SIZE)
+        omega = balance_kernels.balance_feedback(
+            com,
+            com_velocity,
+            reference[0],
+            reference[1],
+            reference[2],
+            ground,
+            self.gravity,
+            stabilizer.gain,
+            polygon,
+            normals,
+            offsets,
+            stabilizer.zmp_margin,
+            settings.kp,
+            settings.kd,
+            out,
+        )
+        if omega != omega:  # NaN: no LIP frequency (raises its InputError)
+            lip_natural_frequency(max(com[2] - ground, 0.05), -self.gravity[2])
+        static_margin = float(out[_STATIC_MARGIN]) if len(polygon) >= 3 else None
+        balance = Balance(
+            com=com,
+            com_velocity=com_velocity,
+            reference=reference,
+            acceleration_xy=out[_ACCELERATION_XY],
+            zmp=out[_ZMP],
+            dcm=out[_DCM],
+            static_margin=static_margin,
+        )
+        balance.__dict__["_error"] = float(out[_COM_ERROR])
+        self._desired = (balance, kinematics, out[_COM_DESIRED])
+        return balance
+
+    def balance_reference(
+        self, kinematics: RobotKinematics, t: float, contacts: ContactSet
+    ) -> Balance:
+        """:meth:`balance` in numpy and Python floats, as it was before its kernel.
+
+        The reference of the kernel's numbers (``tests/control/test_jit_tasks.py``).
+        """
         com, com_velocity = kinematics.com, kinematics.com_velocity
         c_ref, cd_ref, cdd_ref = self.reference(t)
         ground = contacts.ground_height()
@@ -235,13 +309,29 @@ class ComTask:
     def compute_acceleration_task(
         self, kinematics: RobotKinematics, balance: Balance
     ) -> AccelerationTask:
-        """Torque mode: horizontally the DCM feedback's acceleration, vertically a PD."""
+        """Torque mode: horizontally the DCM feedback's acceleration, vertically a PD.
+
+        The desired acceleration of :meth:`balance`'s kernel when ``balance`` is the last one
+        it gave at these ``kinematics``, else :meth:`desired_acceleration_reference`.
+        """
+        s = self.settings
+        cached = self._desired
+        if cached is not None and cached[0] is balance and cached[1] is kinematics:
+            desired = cached[2]
+        else:
+            desired = self.desired_acceleration_reference(kinematics, balance)
+        return AccelerationTask(
+            self.name, self.compute_jacobian(kinematics), kinematics.com_drift, desired, s.weight
+        )
+
+    def desired_acceleration_reference(
+        self, kinematics: RobotKinematics, balance: Balance
+    ) -> np.ndarray:
+        """The CoM task's desired acceleration (3,) [m/s^2] in numpy (the kernel's reference)."""
         s = self.settings
         com, com_velocity = kinematics.com, kinematics.com_velocity
         c_ref, cd_ref, cdd_ref = balance.reference
         desired = np.empty(3)
         desired[:2] = balance.acceleration_xy
         desired[2] = cdd_ref[2] + s.kp * (c_ref[2] - com[2]) + s.kd * (cd_ref[2] - com_velocity[2])
-        return AccelerationTask(
-            self.name, self.compute_jacobian(kinematics), kinematics.com_drift, desired, s.weight
-        )
+        return desired

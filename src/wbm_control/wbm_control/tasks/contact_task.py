@@ -9,9 +9,12 @@ import numpy as np
 
 from wbm_control.contacts import ActiveContact
 from wbm_control.controller_settings import ContactSettings
+from wbm_control.jit import task_kernels
 from wbm_control.robot_kinematics import RobotKinematics
 from wbm_control.tasks.frame_task import pose_error
 from wbm_control.whole_body_qp import ContactConstraint
+
+_contact_acceleration = task_kernels.contact_acceleration
 
 
 class ContactTask:
@@ -36,6 +39,7 @@ class ContactTask:
         self.settings = settings
         self.friction_coefficient = friction_coefficient
         self.cop_margin = cop_margin
+        task_kernels.warm_up()
 
     def compute_error(self, kinematics: RobotKinematics, contact: ActiveContact) -> np.ndarray:
         """Pose error (6,) of the sole to its anchor [m, rad]."""
@@ -45,13 +49,26 @@ class ContactTask:
     def compute_constraint(
         self, kinematics: RobotKinematics, contact: ActiveContact
     ) -> ContactConstraint:
-        """J_c a + dJ_c v = kp e - kd J_c v, and the sole's wrench cone."""
+        """J_c a + dJ_c v = kp e - kd J_c v, and the sole's wrench cone.
+
+        The desired acceleration in one kernel call
+        (:func:`~wbm_control.jit.task_kernels.contact_acceleration`).
+        """
         frame_id = self.sole_frame_ids[contact.sole.name]
         jacobian = kinematics.jacobians[frame_id]
-        velocity = jacobian.dot(kinematics.v)
-        desired = (
-            self.settings.kp * self.compute_error(kinematics, contact)
-            - self.settings.kd * velocity
+        anchor, placement = contact.placement, kinematics.placements[frame_id]
+        settings = self.settings
+        desired = np.empty(6)
+        _contact_acceleration(
+            anchor.rotation,
+            anchor.translation,
+            placement.rotation,
+            placement.translation,
+            jacobian,
+            kinematics.v,
+            settings.kp,
+            settings.kd,
+            desired,
         )
         return ContactConstraint(
             contact.sole.name,

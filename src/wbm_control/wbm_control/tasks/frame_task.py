@@ -16,6 +16,7 @@ from wbm_control.controller_settings import FrameTaskSettings
 from wbm_control.differential_ik import IkFrameTaskSpec
 from wbm_control.exceptions import TargetRejected
 from wbm_control.feasible_targets import Clamped, ReachLimit
+from wbm_control.jit import task_kernels
 from wbm_control.robot_kinematics import RobotKinematics
 from wbm_control.trajectories import QuinticPoseTrajectory
 from wbm_control.whole_body_qp import AccelerationTask
@@ -28,11 +29,17 @@ NOT_STARTED = "the controller has not started (no readings yet)"
 
 
 def pose_error(target: pin.SE3, current: pin.SE3) -> np.ndarray:
-    """(p* - p, log3(R* R^T)) in world axes [m, rad]: the twist that moves current to target."""
+    """(p* - p, log3(R* R^T)) in world axes [m, rad]: the twist that moves current to target.
+
+    Computed by :func:`wbm_control.jit.task_kernels.pose_error` (Pinocchio's log3 written out).
+    """
     error = np.empty(6)
-    np.subtract(target.translation, current.translation, out=error[:3])
-    error[3:] = pin.log3(target.rotation.dot(current.rotation.T))  # dot: @ without dispatch
+    _pose_error(target.rotation, target.translation, current.rotation, current.translation, error)
     return error
+
+
+_pose_error = task_kernels.pose_error
+_frame_acceleration_task = task_kernels.frame_acceleration_task
 
 
 class FrameTask:
@@ -63,6 +70,7 @@ class FrameTask:
         self.reach_limit: ReachLimit | None = None
         self.last_clamp = Clamped(None)
         self._tracked: PoseReference | None = None
+        task_kernels.warm_up()
 
     # ------------------------------------------------------------------ reference
 
@@ -165,6 +173,8 @@ class FrameTask:
     ) -> AccelerationTask:
         """Torque mode: J a + dJ v = a_ref + kp e + kd (v_ref - v), weighted per row.
 
+        In numpy: the reference of :meth:`torque_task`, which the torque step calls.
+
         Args:
             kinematics: The robot at this step (with dynamics).
             reference: The reference at this step.
@@ -184,6 +194,40 @@ class FrameTask:
             desired,
             self.weights,
         )
+
+    def torque_task(self, kinematics: RobotKinematics, t: float) -> tuple[AccelerationTask, float]:
+        """Torque mode: the task at t and its position error, in one kernel call.
+
+        :meth:`compute_error` and :meth:`compute_acceleration_task` to :meth:`reference` at t,
+        fused (:func:`~wbm_control.jit.task_kernels.frame_acceleration_task`).
+
+        Returns:
+            The acceleration task and the norm of the position error [m].
+        """
+        target, velocity_ref, acceleration_ref = self.reference(t)
+        frame_id, s = self.frame_id, self.settings
+        placement = kinematics.placements[frame_id]
+        desired = np.empty(6)
+        position_error = _frame_acceleration_task(
+            target.rotation,
+            target.translation,
+            placement.rotation,
+            placement.translation,
+            velocity_ref,
+            acceleration_ref,
+            kinematics.velocities[frame_id],
+            s.kp,
+            s.kd,
+            desired,
+        )
+        task = AccelerationTask(
+            self.name,
+            kinematics.jacobians[frame_id],
+            kinematics.drifts[frame_id],
+            desired,
+            self.weights,
+        )
+        return task, position_error
 
     def ik_spec(self) -> IkFrameTaskSpec:
         """The task in the IK: its costs [1/m, 1/rad] and gain [1/s]."""

@@ -8,8 +8,11 @@ from __future__ import annotations
 import numpy as np
 
 from wbm_control.controller_settings import PostureSettings
+from wbm_control.jit import task_kernels
 from wbm_control.robot_kinematics import RobotKinematics
 from wbm_control.whole_body_qp import AccelerationTask
+
+_posture_acceleration_task = task_kernels.posture_acceleration_task
 
 
 class PostureTask:
@@ -30,6 +33,7 @@ class PostureTask:
         self._selection = np.zeros((ndof, nv))
         self._selection[:, nv - ndof :] = np.eye(ndof)
         self._drift = np.zeros(ndof)
+        task_kernels.warm_up()
 
     def compute_error(self, kinematics: RobotKinematics) -> np.ndarray:
         """Reference minus joint positions (ndof,) [rad]."""
@@ -40,9 +44,11 @@ class PostureTask:
         return self._selection
 
     def compute_acceleration_task(self, kinematics: RobotKinematics) -> AccelerationTask:
-        """Torque mode: joint accelerations kp e - kd dq."""
+        """Torque mode: joint accelerations kp e - kd dq (ndof,) [rad/s^2].
+
+        One kernel call (:func:`~wbm_control.jit.task_kernels.posture_acceleration_task`).
+        """
         s = self.settings
-        desired = s.kp * self.compute_error(kinematics) - s.kd * kinematics.v[6:]
-        return AccelerationTask(
-            self.name, self.compute_jacobian(kinematics), self._drift, desired, s.weight
-        )
+        desired = np.empty(self.reference.shape[0])
+        _posture_acceleration_task(self.reference, kinematics.q, kinematics.v, s.kp, s.kd, desired)
+        return AccelerationTask(self.name, self._selection, self._drift, desired, s.weight)
