@@ -5,7 +5,7 @@ numba compiles a kernel once per signature (argument types, array layouts). ``wa
 compile every signature a step then uses: otherwise a control cycle pays a compile (0.1-2 s).
 Checked on the regression sequence (mode torque with and without servo references, mode ik;
 targets, a released and re-held sole, a swing target, a safe hold) and with the shipped
-settings (the polish on), and on the walking controller's steps.
+settings (the polish on), and on a walk on our simulator through its first swing.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from control_helpers import CONTROLLER_YAML
 from controller_regression import VARIANTS, readings_at, run_sequence
 
 import wbm_control.jit as jit
+from wbm_bringup.walking_rig import controller_settings, make_walking_rig
 from wbm_control.controller import WholeBodyController
 from wbm_control.controller_settings import ControllerSettings
 
@@ -44,3 +45,21 @@ def test_no_step_compiles_a_kernel(icub):
     after = _signatures()
     new = {k: after[k] - before.get(k, set()) for k in after if after[k] - before.get(k, set())}
     assert not new, f"compiled in a control step (add to the module's warm_up): {new}"
+
+
+def test_no_walking_step_compiles_a_kernel(icub):
+    """Walking: swing-foot frame tasks, single support, the pattern generator's references."""
+    jit.warm_up_all()
+    before = _signatures()
+    rig = make_walking_rig(
+        icub, controller_settings(CONTROLLER_YAML, "torque"), "compliant", stand=0.3
+    )
+    rig.command("set_velocity_command", 0.2, 0.0, 0.0)
+    contacts = set()
+    for _ in range(9):  # 0.9 s: through the first swing (its touch-down is at about 1.1 s)
+        rig.run(0.1)
+        contacts.add(len(rig.controller.status.active_contacts))
+    assert 1 in contacts, f"no single support in the walk's first 0.9 s: {contacts}"
+    after = _signatures()
+    new = {k: after[k] - before.get(k, set()) for k in after if after[k] - before.get(k, set())}
+    assert not new, f"compiled in a walking step (add to the module's warm_up): {new}"
