@@ -28,7 +28,7 @@ def _stamped(message, stamp_ns: int):
 
 def test_answers_each_complete_sample_with_its_stamp_and_positions():
     child = subprocess.Popen(
-        [sys.executable, "-m", "wbm_bringup.benchmarks.null_controller", "--ft", "l", "r"],
+        [sys.executable, "-m", "wbm_bringup.ros.null_controller", "--ft", "l", "r"],
         stdin=subprocess.DEVNULL,
     )
     context = rclpy.Context()

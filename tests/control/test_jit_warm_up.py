@@ -21,20 +21,38 @@ import wbm_control.jit as jit
 from wbm_bringup.walking_rig import controller_settings, make_walking_rig
 from wbm_control.controller import WholeBodyController
 from wbm_control.controller_settings import ControllerSettings
+from wbm_control.jit.warm_up import MODULES, warm_up_all
+
+
+def _kernel_modules() -> list:
+    """Every module of the package that defines a kernel (the files, not the list)."""
+    modules = []
+    for info in pkgutil.iter_modules(jit.__path__):
+        module = importlib.import_module(f"{jit.__name__}.{info.name}")
+        if any(isinstance(v, numba.core.registry.CPUDispatcher) for v in vars(module).values()):
+            modules.append(module)
+    return modules
+
+
+def test_every_kernel_module_is_warmed_up():
+    modules = _kernel_modules()
+    assert modules, "no kernel module in wbm_control.jit"
+    assert sorted(m.__name__ for m in modules) == sorted(m.__name__ for m in MODULES)
+    assert all(callable(getattr(m, "warm_up", None)) for m in MODULES)
 
 
 def _signatures() -> dict[str, set]:
     found = {}
-    for info in pkgutil.iter_modules(jit.__path__):
-        module = importlib.import_module(f"{jit.__name__}.{info.name}")
+    for module in _kernel_modules():
+        info_name = module.__name__.rsplit(".", 1)[1]
         for name, value in vars(module).items():
             if isinstance(value, numba.core.registry.CPUDispatcher):
-                found[f"{info.name}.{name}"] = set(value.signatures)
+                found[f"{info_name}.{name}"] = set(value.signatures)
     return found
 
 
 def test_no_step_compiles_a_kernel(icub):
-    jit.warm_up_all()
+    warm_up_all()
     before = _signatures()
     assert before, "no compiled kernel found in wbm_control.jit"
     for variant in VARIANTS:
@@ -49,7 +67,7 @@ def test_no_step_compiles_a_kernel(icub):
 
 def test_no_walking_step_compiles_a_kernel(icub):
     """Walking: swing-foot frame tasks, single support, the pattern generator's references."""
-    jit.warm_up_all()
+    warm_up_all()
     before = _signatures()
     rig = make_walking_rig(
         icub, controller_settings(CONTROLLER_YAML, "torque"), "compliant", stand=0.3

@@ -13,7 +13,7 @@ the DDS threads), the latency from the first publish to the command's arrival
 (median, p99), and the driver's own CPU per cycle.
 
 Each repeat runs the loop twice: with the controller, and with the null controller
-(:mod:`wbm_bringup.benchmarks.null_controller`: the same messages taken and answered, nothing
+(:mod:`wbm_bringup.ros.null_controller`: the same messages taken and answered, nothing
 computed): the second row is the floor of the topics, middleware and processes, the difference
 the controller's own work. Beside them the simulator's step of one control period on this
 sample (our simulator, iCub, in this process) and the lockstep ceiling they give: a control
@@ -98,7 +98,7 @@ def controller_loop(
     backend.close()
     config = config_directory("icub") / "controller.yaml"
     if null:
-        command_line = [sys.executable, "-m", "wbm_bringup.benchmarks.null_controller"]
+        command_line = [sys.executable, "-m", "wbm_bringup.ros.null_controller"]
         command_line += ["--ft", *description.ft_sensor_frames]
     else:
         command_line = ["wbm_controller", "--ros-args", "--params-file", str(config)]

@@ -7,14 +7,12 @@ replaces, kept in its module or its test) and a test checking the two against ea
 
 Kernels are compiled on their first call and cached beside their sources (``__pycache__``;
 numba falls back to a user cache directory where that is not writable): a node compiles what it
-uses while it starts (:func:`warm_up` of each module), never in a control cycle.
+uses while it starts (:func:`wbm_control.jit.warm_up.warm_up_all`: each module's
+``warm_up``), never in a control cycle.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -31,20 +29,3 @@ def kernel(function: F) -> F:
     operations in the same order as numpy's element-wise code).
     """
     return numba.njit(cache=True, nogil=True)(function)
-
-
-def warm_up_all() -> dict[str, float]:
-    """Compile (or load from the cache) every kernel of this package: each module's ``warm_up``.
-
-    Returns:
-        Module name to the wall time its ``warm_up`` took [s].
-    """
-    times = {}
-    for info in pkgutil.iter_modules(__path__):
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        warm = getattr(module, "warm_up", None)
-        if warm is not None:
-            start = time.perf_counter()
-            warm()
-            times[info.name] = time.perf_counter() - start
-    return times

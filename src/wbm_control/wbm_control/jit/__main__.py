@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from wbm_control.jit import warm_up_all
+from wbm_control.jit.warm_up import warm_up_all
 
 if __name__ == "__main__":
     start = time.perf_counter()

@@ -96,7 +96,7 @@ from wbm_control.controller import WholeBodyController
 from wbm_control.controller_inputs import ControllerInputs, stale_reason, wrench_input
 from wbm_control.controller_settings import ControllerSettings
 from wbm_control.exceptions import TargetRejected
-from wbm_control.jit import warm_up_all
+from wbm_control.jit.warm_up import warm_up_all
 from wbm_control.joint_state_guard import JointStateGuard, Screening
 from wbm_control.ros.messages import (
     CommandMessage,

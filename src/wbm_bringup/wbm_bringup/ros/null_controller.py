@@ -1,6 +1,6 @@
 """A controller that computes nothing: the transport floor of the closed loop.
 
-``python -m wbm_bringup.benchmarks.null_controller`` is a node that does what the controller node
+``python -m wbm_bringup.ros.null_controller`` is a node that does what the controller node
 does with its messages and nothing else: the robot topics (``joint_states``, ``imu``,
 ``ft/<sensor>`` for the sensors named on the command line) taken on an input thread
 (:class:`~wbm_description.ros.input_thread.InputThread`, the values decoders of
