@@ -31,6 +31,10 @@ engine step): the new sole anchored at ~45 N sank a further 1.1 mm under the ful
 MuJoCo (its soft contact), 0.5 mm on wbm's compliant ground, and the estimate's height rose
 0.9 / 0.45 mm a step (9.8 mm after 10 steps on MuJoCo; 0.9 mm with ``flat_ground``). On the
 plane the height error stays the depth under the present load instead of a sum over the steps.
+
+Per sample: one Pinocchio pass with the base at the origin, then one compiled call for the
+arithmetic and the soles' bookkeeping (:mod:`wbm_control.jit.estimator_kernels`; the Python
+float code it replaced is kept as the reference in tests/control/test_jit_estimator.py).
 """
 
 from __future__ import annotations
