@@ -15,7 +15,8 @@ by update, on the same readings:
 - the controller regression sequence (``controller_regression.py``: iCub crouching and waving
   its arms, the right sole unloaded and loaded again), with the accelerometer fusion and
   without (the controller's own estimator);
-- invalid readings: the same InputError (the same message), and the state untouched.
+- invalid readings: the same InputError (the same message), and the state untouched;
+- the placements copied instead of read in place (another Pinocchio build's SE3 layout).
 
 q, v, the still base velocity, the wrenches, the loads and the anchors agree to 1e-12 relative
 (to 1 + the largest entry of the reference's array; the loaded soles, the dicts' keys and
@@ -38,6 +39,7 @@ import pinocchio as pin
 import pytest
 from controller_regression import contact_events, make_controller, readings_at
 
+from wbm_control import base_estimator
 from wbm_control.base_estimator import BaseEstimate, BaseEstimator
 from wbm_control.exceptions import InputError
 from wbm_control.jit import estimator_kernels, zmp_kernels
@@ -772,3 +774,33 @@ def test_the_controller_steps_compile_nothing_after_the_warm_up(icub, mode):
         controller.step(readings_at(icub, step))
         contact_events(controller, step)
     assert _signature_counts() == before
+
+
+def test_copied_placements_when_not_read_in_place(icub, monkeypatch):
+    """Where data.oMf cannot be read as one array (another SE3 layout), the kernel reads a
+    copy of the frames it needs, refreshed before each call: the same estimates."""
+    monkeypatch.setattr(base_estimator, "_placements_view", lambda data, n_frames: None)
+    estimator = BaseEstimator(icub, velocity_cutoff=10.0, accelerometer=True)
+    assert estimator._copied_frames
+    reference = ReferenceEstimator(icub, velocity_cutoff=10.0, accelerometer=True)
+    for step in range(STEPS):
+        readings = readings_at(icub, step)
+        compare(estimator.update(readings), reference.update(readings), estimator, reference)
+
+
+def test_placements_are_read_in_place(icub):
+    estimator = BaseEstimator(icub)
+    assert not estimator._copied_frames
+    rows = estimator._placements
+    for frame_id in range(len(icub.model.frames)):
+        placement = estimator.data.oMf[frame_id]
+        assert np.shares_memory(rows[frame_id], placement.translation)
+        assert np.array_equal(rows[frame_id, :9], placement.rotation.ravel(order="F"))
+
+
+def test_reset_anchors_must_name_soles(icub):
+    estimator = BaseEstimator(icub)
+    estimator.reset({"right_foot": np.array([0.0, -0.14, 0.0])})
+    assert list(estimator.anchors) == ["right_foot"]
+    with pytest.raises(InputError, match="anchors"):
+        estimator.reset({"nose": np.zeros(3)})
