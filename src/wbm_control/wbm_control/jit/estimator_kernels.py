@@ -17,6 +17,12 @@ BLAS library's order) and this kernel as sums over the supporting joints in inde
 fixed order: the result does not depend on memory alignment); measured bit-identical too, on
 iCub and the G1 (random sequences and the regression sequence, the test's).
 
+Cost (iCub, double support, the 2-core machine): ``BaseEstimator.update`` 62 -> 17 us in a
+tight loop (the kernel's call 3.8 us, of which ~2.5 us is numba's dispatch of its arguments;
+Pinocchio's pass 4 us; the buffer's concatenate 2 us); the controller step's estimator part
+0.077-0.126 -> 0.031-0.046 ms (``wbm_benchmark_controller``, 6 alternations). Compiled cold in
+~7 s, loaded from the cache in ~0.02 s (after numba's own start).
+
 Layouts (all float64 unless said, C order unless said):
 
 - ``placements`` (n, 12): frame placements in the base frame (the base at the origin), each

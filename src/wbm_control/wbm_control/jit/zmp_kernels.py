@@ -10,6 +10,9 @@ from a momentum the caller computed (the estimator's other paths).
 Arithmetic: the Python float code it replaces (kept in tests/control/test_jit_estimator_zmp.py),
 operation by operation in the same order (IEEE, no fastmath): bit-identical.
 
+Cost: the controller step's ZMP estimation part 0.023-0.041 -> 0.008-0.013 ms (iCub, torque,
+``wbm_benchmark_controller``, 6 alternations). Compiled cold in ~1.8 s.
+
 ``state`` (14,): [has_momentum, time of the momentum [s], momentum (p [kg m/s], L_O
 [kg m^2/s]) 6, filtered rate 6 [N, N m]], world axes. Outputs are the caller's arrays (an
 array returned by a kernel costs ~1 us to box).
