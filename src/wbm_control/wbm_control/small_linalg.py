@@ -6,6 +6,9 @@ this size (argument checks, axis moves, a LAPACK call); these write the same for
 ``norm`` is ``np.linalg.norm``'s arithmetic for a vector (sqrt of its dot product: bit-identical);
 ``rotation_from_quaternion_xyzw`` is the function of :mod:`wbm_description.conventions` on
 Python floats (the same operations in the same order: bit-identical).
+``unit_quaternion_of_rotation`` and ``rotation_of_unit_quaternion`` are Pinocchio's (Eigen's)
+conversions on floats: the base estimator's kernel does the same operations
+(:mod:`wbm_control.jit.estimator_kernels`), these are their Python form and its reference.
 """
 
 from __future__ import annotations

@@ -33,6 +33,10 @@ still frames: :attr:`~wbm_control.base_estimator.BaseEstimate.still_base_velocit
 normal equations written at the base origin, R^T R = I), its solution is taken instead of
 solving them again (``still_base_velocity``).
 
+The per-sample arithmetic (the momentum from the shared kinematics, its filtered rate, the
+contact wrench and the ZMP) is one compiled call (:mod:`wbm_control.jit.zmp_kernels`; its
+Python float reference is kept in tests/control/test_jit_estimator_zmp.py).
+
 Frames: world (z up), metres, seconds, newtons.
 """
 
@@ -45,6 +49,7 @@ import numpy as np
 import pinocchio as pin
 
 from wbm_control.exceptions import InputError
+from wbm_control.jit import zmp_kernels
 from wbm_control.robot_kinematics import RobotKinematics
 from wbm_control.small_linalg import cross3, solve_3x3
 from wbm_description.whole_body_model import WholeBodyModel
@@ -101,13 +106,24 @@ class ZmpEstimator:
         self.min_normal_force = float(min_normal_force)
         self.mass = float(model.total_mass)
         self.gravity = np.asarray(model.model.gravity.linear, dtype=float).copy()
+        self._weight = self.mass * self.gravity  # m g [N]
+        # The kernels' state (jit.zmp_kernels): the last momentum, its time, the filtered rate.
+        self._state = np.zeros(zmp_kernels.STATE_SIZE)
         self.reset()
 
     def reset(self) -> None:
         """Forget the previous state (the next update assumes a zero momentum rate)."""
-        self._momentum: np.ndarray | None = None
-        self._time: float | None = None
-        self._rate = np.zeros(6)
+        self._state[:] = 0.0
+
+    @property
+    def _momentum(self) -> np.ndarray | None:
+        """The last momentum (p, L_O) (6,), world axes, None before the first update (a copy)."""
+        return self._state[2:8].copy() if self._state[0] else None
+
+    @property
+    def _rate(self) -> np.ndarray:
+        """The filtered momentum rate (6,) [N, N m], world axes (a copy)."""
+        return self._state[8:14].copy()
 
     def momentum_about_origin(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The momentum about the world origin and the CoM.
@@ -221,11 +237,29 @@ class ZmpEstimator:
                 velocity (3,) [m/s], base axes, that holds the still frames still, if the caller
                 has solved for it (the base estimator's, see the module docstring).
         """
+        wrench, zmp = np.empty(6), np.empty(3)
+        cutoff = 0.0 if self.cutoff is None else float(self.cutoff)
         if kinematics is not None and still_frames and still_base_velocity is not None:
-            momentum, com = self.momentum_with_base_velocity(
-                kinematics, np.asarray(v, dtype=float), still_base_velocity
+            # The momentum, its rate, the wrench and the ZMP in one kernel.
+            com = kinematics.com
+            defined = zmp_kernels.zmp_with_base_velocity(
+                kinematics.centroidal_momentum,
+                kinematics.base_rotation,
+                np.asarray(still_base_velocity, dtype=float),
+                np.asarray(v, dtype=float),
+                com,
+                self.mass,
+                self._weight,
+                self._state,
+                float(time),
+                cutoff,
+                float(ground_height),
+                self.min_normal_force,
+                wrench,
+                zmp,
             )
-        elif kinematics is not None:
+            return ZmpEstimate(zmp if defined else None, wrench, com)
+        if kinematics is not None:
             momentum, com = self.shared_momentum(kinematics, v, still_frames)
         else:
             q = np.asarray(q, dtype=float)
@@ -233,40 +267,16 @@ class ZmpEstimator:
             if still_frames:
                 v = self.base_velocity_holding(q, v, still_frames)
             momentum, com = self.momentum_about_origin(q, v)
-        if self._momentum is not None and self._time is not None and time > self._time:
-            self._rate = self._filtered_rate(momentum, time - self._time)
-        self._momentum, self._time = momentum, float(time)
-        wrench = self._contact_wrench_floats(com, self._rate)
-        return ZmpEstimate(self._center_of_pressure(wrench, ground_height), np.array(wrench), com)
-
-    def _filtered_rate(self, momentum: np.ndarray, dt: float) -> np.ndarray:
-        """The momentum rate (6,) after ``dt`` [s], low-passed (on floats, numpy's arithmetic)."""
-        pairs = zip(momentum.tolist(), self._momentum.tolist(), strict=True)
-        rate = [(a - b) / dt for a, b in pairs]
-        if self.cutoff is None:
-            return np.array(rate)
-        alpha = dt / (dt + 1.0 / (2.0 * np.pi * self.cutoff))
-        pairs = zip(self._rate.tolist(), rate, strict=True)
-        return np.array([r + alpha * (x - r) for r, x in pairs])
-
-    def _contact_wrench_floats(self, com: np.ndarray, momentum_rate: np.ndarray) -> list[float]:
-        """:meth:`contact_wrench` on floats (the same operations): (force, torque) [N, N m]."""
-        w0, w1, w2 = (self.mass * self.gravity).tolist()
-        c0, c1, c2 = com.tolist()
-        r0, r1, r2, r3, r4, r5 = momentum_rate.tolist()
-        return [
-            r0 - w0,
-            r1 - w1,
-            r2 - w2,
-            r3 - (c1 * w2 - c2 * w1),
-            r4 - (c2 * w0 - c0 * w2),
-            r5 - (c0 * w1 - c1 * w0),
-        ]
-
-    def _center_of_pressure(self, wrench: list[float], ground_height: float) -> np.ndarray | None:
-        """``support_geometry.center_of_pressure`` of one wrench (6,) on floats [m], or None."""
-        f0, f1, f2, t0, t1, _ = wrench
-        if f2 < self.min_normal_force:
-            return None
-        h = ground_height
-        return np.array([(-t1 + h * f0) / f2, (t0 + h * f1) / f2, h])
+        defined = zmp_kernels.zmp_from_momentum(
+            momentum,
+            com,
+            self._weight,
+            self._state,
+            float(time),
+            cutoff,
+            float(ground_height),
+            self.min_normal_force,
+            wrench,
+            zmp,
+        )
+        return ZmpEstimate(zmp if defined else None, wrench, com)
