@@ -7,8 +7,10 @@ import time
 from wbm_control.jit import (
     active_set_kernels,
     balance_kernels,
+    estimator_kernels,
     task_kernels,
     whole_body_qp_kernels,
+    zmp_kernels,
 )
 
 #: The kernel modules, each with its ``warm_up()``: a module added to the package goes here
@@ -16,8 +18,10 @@ from wbm_control.jit import (
 MODULES = (
     active_set_kernels,
     balance_kernels,
+    estimator_kernels,
     task_kernels,
     whole_body_qp_kernels,
+    zmp_kernels,
 )
 
 
