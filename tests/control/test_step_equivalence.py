@@ -63,6 +63,17 @@ _LOCAL = pin.ReferenceFrame.LOCAL
 class EstimatorBefore(BaseEstimator):
     """The base estimator's update as it was before the speed-up."""
 
+    def reset(self, anchors: Mapping[str, np.ndarray] | None = None) -> None:
+        """The state as sets and a dict, as this update keeps it (the class keeps arrays)."""
+        super().reset(anchors)
+        self._anchors: dict[str, tuple[float, ...]] = {
+            k: tuple(np.asarray(p, dtype=float).tolist()) for k, p in (anchors or {}).items()
+        }
+        self._loaded: set[str] = set(self._anchors)
+        self._armed: set[str] = set(self._anchors)
+        self._last: BaseEstimate | None = None
+        self._last_time: float | None = None
+
     def _orientation(self, readings: RobotReadings) -> pin.Quaternion:
         rotation_imu_in_base = self.data.oMf[self.imu_frame_id].rotation
         rotation_imu_in_world = rotation_from_quaternion_xyzw(readings.imu.orientation_xyzw)

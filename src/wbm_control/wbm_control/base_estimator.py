@@ -308,16 +308,6 @@ class BaseEstimator:
             i = self._soles.index(name)
             self._anchor_positions[i] = np.asarray(position, dtype=float)
             self._flags[i] = 1  # loaded and armed: released when its load drops
-        # The state as sets and a dict, for a subclass with an update of its own (the tests'
-        # reference of the update before its kernel); this class's update keeps its state in
-        # the arrays above.
-        self._anchors: dict[str, tuple[float, ...]] = {
-            k: tuple(np.asarray(p, dtype=float).tolist()) for k, p in (anchors or {}).items()
-        }
-        self._loaded: set[str] = set(self._anchors)
-        self._armed: set[str] = set(self._anchors)
-        self._last: BaseEstimate | None = None
-        self._last_time: float | None = None
 
     @property
     def anchors(self) -> dict[str, np.ndarray]:

@@ -28,50 +28,6 @@ STATE_SIZE = 14
 
 
 @kernel
-def _rate_wrench_zmp(
-    momentum: np.ndarray,
-    com: np.ndarray,
-    weight: np.ndarray,
-    state: np.ndarray,
-    time: float,
-    cutoff: float,
-    ground_height: float,
-    min_normal_force: float,
-    wrench: np.ndarray,
-    zmp: np.ndarray,
-) -> bool:
-    """The filtered momentum rate, the contact wrench, the ZMP: :func:`zmp_from_momentum`."""
-    if state[0] != 0.0 and time > state[1]:
-        dt = time - state[1]
-        if cutoff > 0.0:
-            alpha = dt / (dt + 1.0 / (2.0 * np.pi * cutoff))
-            for i in range(6):
-                x = (momentum[i] - state[2 + i]) / dt
-                r = state[8 + i]
-                state[8 + i] = r + alpha * (x - r)
-        else:
-            for i in range(6):
-                state[8 + i] = (momentum[i] - state[2 + i]) / dt
-    state[0], state[1] = 1.0, time
-    for i in range(6):
-        state[2 + i] = momentum[i]
-    w0, w1, w2 = weight[0], weight[1], weight[2]
-    c0, c1, c2 = com[0], com[1], com[2]
-    f0 = state[8] - w0
-    f1 = state[9] - w1
-    f2 = state[10] - w2
-    t0 = state[11] - (c1 * w2 - c2 * w1)
-    t1 = state[12] - (c2 * w0 - c0 * w2)
-    wrench[0], wrench[1], wrench[2], wrench[3], wrench[4] = f0, f1, f2, t0, t1
-    wrench[5] = state[13] - (c0 * w1 - c1 * w0)
-    if f2 < min_normal_force:
-        return False
-    h = ground_height
-    zmp[0], zmp[1], zmp[2] = (-t1 + h * f0) / f2, (t0 + h * f1) / f2, h
-    return True
-
-
-@kernel
 def zmp_from_momentum(
     momentum: np.ndarray,
     com: np.ndarray,
@@ -102,9 +58,34 @@ def zmp_from_momentum(
     Returns:
         Whether the ZMP is defined (``zmp`` written).
     """
-    return _rate_wrench_zmp(
-        momentum, com, weight, state, time, cutoff, ground_height, min_normal_force, wrench, zmp
-    )
+    if state[0] != 0.0 and time > state[1]:
+        dt = time - state[1]
+        if cutoff > 0.0:
+            alpha = dt / (dt + 1.0 / (2.0 * np.pi * cutoff))
+            for i in range(6):
+                x = (momentum[i] - state[2 + i]) / dt
+                r = state[8 + i]
+                state[8 + i] = r + alpha * (x - r)
+        else:
+            for i in range(6):
+                state[8 + i] = (momentum[i] - state[2 + i]) / dt
+    state[0], state[1] = 1.0, time
+    for i in range(6):
+        state[2 + i] = momentum[i]
+    w0, w1, w2 = weight[0], weight[1], weight[2]
+    c0, c1, c2 = com[0], com[1], com[2]
+    f0 = state[8] - w0
+    f1 = state[9] - w1
+    f2 = state[10] - w2
+    t0 = state[11] - (c1 * w2 - c2 * w1)
+    t1 = state[12] - (c2 * w0 - c0 * w2)
+    wrench[0], wrench[1], wrench[2], wrench[3], wrench[4] = f0, f1, f2, t0, t1
+    wrench[5] = state[13] - (c0 * w1 - c1 * w0)
+    if f2 < min_normal_force:
+        return False
+    h = ground_height
+    zmp[0], zmp[1], zmp[2] = (-t1 + h * f0) / f2, (t0 + h * f1) / f2, h
+    return True
 
 
 @kernel
@@ -162,7 +143,7 @@ def zmp_with_base_velocity(
     momentum[3] = centroidal_momentum[3] + (c1 * p2 - c2 * p1)
     momentum[4] = centroidal_momentum[4] + (c2 * p0 - c0 * p2)
     momentum[5] = centroidal_momentum[5] + (c0 * p1 - c1 * p0)
-    return _rate_wrench_zmp(
+    return zmp_from_momentum(
         momentum, com, weight, state, time, cutoff, ground_height, min_normal_force, wrench, zmp
     )
 
