@@ -79,3 +79,102 @@ def test_scenario_validation():
     np.testing.assert_allclose(scenario.hand_reference(start, 2.5), [0.03, 0.03, 0.0])
     # Quintic: half way in time is half way in space.
     np.testing.assert_allclose(scenario.hand_reference(start, 1.5), [0.015, 0.015, 0.0])
+
+
+def test_scenario_times_come_from_the_recorded_target_and_push(icub: WholeBodyModel, tmp_path):
+    """A scenario node that started 0.23 s late sent the target at 0.73 s and the push at
+    4.23 s (robot time): the report aligns its windows on those stamps, read back from a bag."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    from wbm_bringup.demo.report import aligned_scenario, read_recording
+
+    store = get_typestore(Stores.ROS2_KILTED)
+    types = store.types
+    Time, Header = types["builtin_interfaces/msg/Time"], types["std_msgs/msg/Header"]
+
+    def header(t: float):
+        seconds = int(t)
+        return Header(stamp=Time(sec=seconds, nanosec=round((t - seconds) * 1e9)), frame_id="")
+
+    vector3, point = types["geometry_msgs/msg/Vector3"], types["geometry_msgs/msg/Point"]
+    quaternion = types["geometry_msgs/msg/Quaternion"]
+    q = icub.initial_configuration()
+    bag = tmp_path / "bag"
+    with Writer(bag, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        kinds = {
+            "/joint_states": "sensor_msgs/msg/JointState",
+            "/ground_truth/odom": "nav_msgs/msg/Odometry",
+            "/targets/left_hand": "geometry_msgs/msg/PoseStamped",
+            "/apply_wrench": "geometry_msgs/msg/WrenchStamped",
+        }
+        connections = {
+            topic: writer.add_connection(topic, kind, typestore=store)
+            for topic, kind in kinds.items()
+        }
+
+        def write(topic: str, t: float, message) -> None:
+            data = store.serialize_cdr(message, kinds[topic])
+            writer.write(connections[topic], round(t * 1e9), data)
+
+        pose_type = types["geometry_msgs/msg/Pose"]
+        base = pose_type(
+            position=point(x=float(q[0]), y=float(q[1]), z=float(q[2])),
+            orientation=quaternion(x=float(q[3]), y=float(q[4]), z=float(q[5]), w=float(q[6])),
+        )
+        for t in (0.0, 0.5, 1.0):
+            write(
+                "/joint_states",
+                t,
+                types["sensor_msgs/msg/JointState"](
+                    header=header(t),
+                    name=list(icub.joint_names),
+                    position=np.array(q[7:]),
+                    velocity=np.array([], dtype=float),
+                    effort=np.array([], dtype=float),
+                ),
+            )
+            covariance = np.zeros(36)
+            twist = types["geometry_msgs/msg/Twist"](
+                linear=vector3(x=0.0, y=0.0, z=0.0), angular=vector3(x=0.0, y=0.0, z=0.0)
+            )
+            write(
+                "/ground_truth/odom",
+                t,
+                types["nav_msgs/msg/Odometry"](
+                    header=header(t),
+                    child_frame_id="root_link",
+                    pose=types["geometry_msgs/msg/PoseWithCovariance"](
+                        pose=base, covariance=covariance
+                    ),
+                    twist=types["geometry_msgs/msg/TwistWithCovariance"](
+                        twist=twist, covariance=covariance
+                    ),
+                ),
+            )
+        write(
+            "/targets/left_hand",
+            0.73,
+            types["geometry_msgs/msg/PoseStamped"](header=header(0.73), pose=base),
+        )
+        write(
+            "/apply_wrench",
+            4.23,
+            types["geometry_msgs/msg/WrenchStamped"](
+                header=header(4.23),
+                wrench=types["geometry_msgs/msg/Wrench"](
+                    force=vector3(x=40.0, y=0.0, z=0.0), torque=vector3(x=0.0, y=0.0, z=0.0)
+                ),
+            ),
+        )
+    recording = read_recording(bag, icub)
+    assert recording.events == pytest.approx({"targets/left_hand": 0.73, "apply_wrench": 4.23})
+    np.testing.assert_allclose(recording.time, [0.0, 0.5, 1.0])
+    scenario = aligned_scenario(recording, DemoScenario())
+    # Exact up to the nanosecond stamps' rounding.
+    assert scenario.hand_start == pytest.approx(0.73, abs=1e-9)
+    assert scenario.push_time == pytest.approx(4.23, abs=1e-9)
+    assert scenario.end_time == pytest.approx(8.23, abs=1e-9)
+    # Nothing recorded: the scenario as it was set.
+    bare = RunRecording(recording.time, recording.q, recording.efforts)
+    assert aligned_scenario(bare, DemoScenario()) == DemoScenario()

@@ -8,7 +8,7 @@ the hull of the loaded soles' corners.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -33,12 +33,33 @@ class RunRecording:
         q: (n, nq) configurations (true base pose and measured joints).
         efforts: (n, ndof) measured joint torques [N m].
         wrenches: F/T sensor name to (n, 6) readings (NaN where none was received yet).
+        events: Topic (``targets/<task>``, ``apply_wrench``, without the namespace) to the
+            header stamp of its first recorded message [s]: when the scenario sent it.
     """
 
     time: np.ndarray
     q: np.ndarray
     efforts: np.ndarray
     wrenches: dict[str, np.ndarray] = field(default_factory=dict)
+    events: dict[str, float] = field(default_factory=dict)
+
+
+def aligned_scenario(recording: RunRecording, scenario: DemoScenario) -> DemoScenario:
+    """The scenario with its hand and push times where the recording has them.
+
+    The scenario node counts its times from the first state it receives, which comes later
+    than robot time 0 when the node starts late or takes its inputs late; the target and the
+    push it sent, stamped with its clock, are in the recording. The end moves with the hand.
+    """
+    hand = recording.events.get(f"targets/{scenario.hand_task}")
+    push = recording.events.get("apply_wrench")
+    shift = 0.0 if hand is None else hand - scenario.hand_start
+    return replace(
+        scenario,
+        hand_start=scenario.hand_start + shift,
+        push_time=scenario.push_time + shift if push is None else push,
+        end_time=scenario.end_time + shift,
+    )
 
 
 def read_recording(bag: Path, model: WholeBodyModel, *, namespace: str = "") -> RunRecording:
@@ -49,6 +70,7 @@ def read_recording(bag: Path, model: WholeBodyModel, *, namespace: str = "") -> 
     prefix = namespace.rstrip("/") if namespace else ""
     sensors = {f"{prefix}/ft/{sensor.name}": sensor.name for sensor in model.config.ft_sensors}
     wanted = {f"{prefix}/joint_states", f"{prefix}/ground_truth/odom", *sensors}
+    events: dict[str, float] = {}
     joint_samples: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     base_samples: dict[int, np.ndarray] = {}
     wrench_samples: dict[str, list[tuple[int, np.ndarray]]] = {
@@ -56,11 +78,19 @@ def read_recording(bag: Path, model: WholeBodyModel, *, namespace: str = "") -> 
     }
     order = None
     with AnyReader([bag], default_typestore=get_typestore(Stores.ROS2_KILTED)) as reader:
+        event_topics = {
+            c.topic: c.topic[len(prefix) + 1 :]
+            for c in reader.connections
+            if c.topic == f"{prefix}/apply_wrench" or c.topic.startswith(f"{prefix}/targets/")
+        }
+        wanted |= set(event_topics)
         connections = [c for c in reader.connections if c.topic in wanted]
         for connection, _, raw in reader.messages(connections=connections):
             message = reader.deserialize(raw, connection.msgtype)
             stamp = message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
-            if connection.topic.endswith("/joint_states"):
+            if connection.topic in event_topics:
+                events.setdefault(event_topics[connection.topic], stamp * 1e-9)
+            elif connection.topic.endswith("/joint_states"):
                 if order is None:
                     order = np.array([model.joint_index(name) for name in message.name])
                 position = np.empty(model.ndof)
@@ -93,7 +123,7 @@ def read_recording(bag: Path, model: WholeBodyModel, *, namespace: str = "") -> 
             valid = index >= 0
             series[valid] = values[index[valid]]
         wrenches[name] = series
-    return RunRecording(time, q, efforts, wrenches)
+    return RunRecording(time, q, efforts, wrenches, events)
 
 
 @dataclass
@@ -126,7 +156,7 @@ class RunReport:
         return "\n".join(
             [
                 f"duration           {self.duration:.2f} s simulated in {self.wall_time:.1f} s "
-                f"(real-time factor {self.real_time_factor:.2f})",
+                f"(real-time factor {self.real_time_factor:.2f}, the processes' start included)",
                 f"CoM tracking       RMS {1e3 * self.com_error_rms:.1f} mm, max "
                 f"{1e3 * self.com_error_max:.1f} mm (horizontal, before the push)",
                 f"hand tracking      RMS {1e3 * self.hand_error_rms:.1f} mm, max "
