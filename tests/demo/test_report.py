@@ -83,11 +83,12 @@ def test_scenario_validation():
 
 def test_scenario_times_come_from_the_recorded_target_and_push(icub: WholeBodyModel, tmp_path):
     """A scenario node that started 0.23 s late sent the target at 0.73 s and the push at
-    4.23 s (robot time): the report aligns its windows on those stamps, read back from a bag."""
+    4.23 s (robot time): the report counts its windows from the scenario's start, read back
+    from a bag."""
     from rosbags.rosbag2 import StoragePlugin, Writer
     from rosbags.typesys import Stores, get_typestore
 
-    from wbm_bringup.demo.report import aligned_scenario, read_recording
+    from wbm_bringup.demo.report import aligned, read_recording
 
     store = get_typestore(Stores.ROS2_KILTED)
     types = store.types
@@ -170,11 +171,14 @@ def test_scenario_times_come_from_the_recorded_target_and_push(icub: WholeBodyMo
     recording = read_recording(bag, icub)
     assert recording.events == pytest.approx({"targets/left_hand": 0.73, "apply_wrench": 4.23})
     np.testing.assert_allclose(recording.time, [0.0, 0.5, 1.0])
-    scenario = aligned_scenario(recording, DemoScenario())
-    # Exact up to the nanosecond stamps' rounding.
-    assert scenario.hand_start == pytest.approx(0.73, abs=1e-9)
-    assert scenario.push_time == pytest.approx(4.23, abs=1e-9)
-    assert scenario.end_time == pytest.approx(8.23, abs=1e-9)
-    # Nothing recorded: the scenario as it was set.
+    started, scenario = aligned(recording, DemoScenario())
+    # The scenario started at 0.73 - 0.5 = 0.23 s: the samples from there, counted from there;
+    # exact up to the nanosecond stamps' rounding.
+    np.testing.assert_allclose(started.time, [0.27, 0.77], atol=1e-9)
+    np.testing.assert_array_equal(started.q, recording.q[1:])
+    assert scenario.hand_start == 0.5
+    assert scenario.push_time == pytest.approx(4.0, abs=1e-9)
+    assert started.events["apply_wrench"] == pytest.approx(4.0, abs=1e-9)
+    # Nothing recorded: the recording and the scenario as they were.
     bare = RunRecording(recording.time, recording.q, recording.efforts)
-    assert aligned_scenario(bare, DemoScenario()) == DemoScenario()
+    assert aligned(bare, DemoScenario()) == (bare, DemoScenario())

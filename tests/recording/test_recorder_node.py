@@ -186,3 +186,54 @@ def test_sim_time_log_times_and_nothing_lost_at_the_stop(tmp_path):
     assert [log_time for log_time, _ in samples[:40]] == [i * 1_000_000 for i in range(1, 41)]
     assert [data for _, data in samples[40:]] == [f"burst {i}" for i in range(burst)], output
     assert {log_time for log_time, _ in samples[40:]} == {40_000_000}
+
+
+def test_topics_found_while_writing_leave_a_readable_bag(tmp_path):
+    """New topics are added to the bag (on the executor's thread) while the recording thread
+    writes a 2 kHz stream: the bag reads back whole, every message of every topic in order."""
+    bag = tmp_path / "bag"
+    recorder = recorder_process(f"output:={bag}", "discovery_period:=0.02", "batch_period:=0.005")
+    rclpy.init()
+    node = rclpy.create_node("recorder_discovery_test")
+    topics = 30
+    try:
+        stream = node.create_publisher(String, "stream", 1000)
+        end = time.monotonic() + 20.0
+        while time.monotonic() < end and stream.get_subscription_count() == 0:
+            rclpy.spin_once(node, timeout_sec=0.05)
+        assert stream.get_subscription_count() > 0, "the recorder did not subscribe"
+        publishers = []
+        sent = 0
+        for k in range(topics):
+            publishers.append(node.create_publisher(String, f"extra_{k}", 10))
+            start = time.monotonic()
+            while time.monotonic() - start < 0.06:  # ~2 kHz for 60 ms per new topic
+                stream.publish(String(data=str(sent)))
+                sent += 1
+                time.sleep(0.0005)
+        deadline = time.monotonic() + 10.0
+        while time.monotonic() < deadline and any(
+            p.get_subscription_count() == 0 for p in publishers
+        ):
+            time.sleep(0.05)
+        for k, publisher in enumerate(publishers):
+            publisher.publish(String(data=f"extra {k}"))
+        time.sleep(0.5)
+    finally:
+        recorder.send_signal(signal.SIGINT)
+        output, _ = recorder.communicate(timeout=20)
+        node.destroy_node()
+        rclpy.shutdown()
+    assert recorder.returncode == 0, output
+    typestore = get_typestore(Stores.ROS2_KILTED)
+    with AnyReader([bag], default_typestore=typestore) as reader:
+        by_topic: dict[str, list[str]] = {}
+        strings = [c for c in reader.connections if c.msgtype == "std_msgs/msg/String"]
+        for connection, _, raw in reader.messages(connections=strings):
+            by_topic.setdefault(connection.topic, []).append(
+                reader.deserialize(raw, connection.msgtype).data
+            )
+    assert by_topic["/stream"] == [str(i) for i in range(len(by_topic["/stream"]))]
+    assert len(by_topic["/stream"]) == sent  # every one: depth 1000, nothing dropped
+    for k in range(topics):
+        assert by_topic[f"/extra_{k}"] == [f"extra {k}"], output

@@ -44,21 +44,32 @@ class RunRecording:
     events: dict[str, float] = field(default_factory=dict)
 
 
-def aligned_scenario(recording: RunRecording, scenario: DemoScenario) -> DemoScenario:
-    """The scenario with its hand and push times where the recording has them.
+def aligned(recording: RunRecording, scenario: DemoScenario) -> tuple[RunRecording, DemoScenario]:
+    """The recording from the scenario's start on (times from there) and the recorded push.
 
-    The scenario node counts its times from the first state it receives, which comes later
-    than robot time 0 when the node starts late or takes its inputs late; the target and the
-    push it sent, stamped with its clock, are in the recording. The end moves with the hand.
+    The scenario node counts its times from the first state it receives, which comes after
+    robot time 0 when the node (or the controller whose ``odom`` it waits for) starts late, or
+    in real-time pacing, where robot time runs from the simulator's start. The target it sent,
+    stamped with its clock, gives that start (its stamp less ``hand_start``); the push's stamp
+    gives the push. Without a recorded target the recording is taken as it is.
     """
     hand = recording.events.get(f"targets/{scenario.hand_task}")
+    origin = 0.0 if hand is None else hand - scenario.hand_start
     push = recording.events.get("apply_wrench")
-    shift = 0.0 if hand is None else hand - scenario.hand_start
-    return replace(
+    if push is not None:
+        scenario = replace(scenario, push_time=push - origin)
+    if origin == 0.0:
+        return recording, scenario
+    keep = recording.time >= origin
+    return (
+        RunRecording(
+            time=recording.time[keep] - origin,
+            q=recording.q[keep],
+            efforts=recording.efforts[keep],
+            wrenches={name: series[keep] for name, series in recording.wrenches.items()},
+            events={topic: t - origin for topic, t in recording.events.items()},
+        ),
         scenario,
-        hand_start=scenario.hand_start + shift,
-        push_time=scenario.push_time + shift if push is None else push,
-        end_time=scenario.end_time + shift,
     )
 
 
@@ -166,7 +177,7 @@ class RunReport:
                 f"polygon (after {SETTLING_TIME} s), {1e3 * self.zmp_margin_push:.1f} mm during "
                 "the push",
                 f"push               {self.push_impulse:.2f} N s on {scenario.push_frame} at "
-                f"t = {scenario.push_time} s; CoM moved "
+                f"t = {scenario.push_time:.2f} s; CoM moved "
                 f"{1e3 * self.com_excursion_after_push:.1f} mm",
                 f"outcome            {verdict} (feet moved {1e3 * self.feet_displacement:.2f} mm, "
                 f"base height change {1e3 * self.base_height_drop:.1f} mm)",
@@ -175,9 +186,18 @@ class RunReport:
 
 
 def analyze(
-    recording: RunRecording, model: WholeBodyModel, scenario: DemoScenario, *, wall_time: float
+    recording: RunRecording,
+    model: WholeBodyModel,
+    scenario: DemoScenario,
+    *,
+    wall_time: float,
+    simulated: float | None = None,
 ) -> RunReport:
-    """Compute the report's figures (see the module docstring)."""
+    """Compute the report's figures (see the module docstring).
+
+    ``simulated``: the run's simulated duration [s] for the real-time factor (default: the
+    recording's span).
+    """
     sensors = FootForceSensors(model)
     options = MarkerOptions()
     soles = [sole.frame for sole in model.config.soles]
@@ -229,7 +249,7 @@ def analyze(
     push_margin = margin[push & np.isfinite(margin)]
     stayed_up = feet_displacement < 0.01 and base_drop > -0.05
     return RunReport(
-        duration=float(t[-1] - t[0]),
+        duration=float(t[-1] - t[0]) if simulated is None else simulated,
         wall_time=wall_time,
         com_error_rms=float(np.sqrt(np.mean(com_error[standing] ** 2))) if standing.any() else 0.0,
         com_error_max=float(com_error[standing].max()) if standing.any() else 0.0,

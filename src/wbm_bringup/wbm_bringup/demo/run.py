@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from wbm_bringup.demo.report import aligned_scenario, analyze, read_recording, write_plots
+from wbm_bringup.demo.report import aligned, analyze, read_recording, write_plots
 from wbm_bringup.demo.scenario import DemoScenario
 from wbm_bringup.launching import LaunchPlan, LaunchRunner, plan_launch
 from wbm_bringup.share import launch_file
@@ -102,8 +102,9 @@ def main(argv: list[str] | None = None) -> int:
     print("[wbm demo] computing the report from the recording ...", flush=True)
     model = WholeBodyModel.from_config(load_robot("icub"))
     recording = read_recording(bag, model)
-    scenario = aligned_scenario(recording, scenario)  # its times as recorded
-    report = analyze(recording, model, scenario, wall_time=wall_time)
+    simulated = float(recording.time[-1] - recording.time[0])
+    recording, scenario = aligned(recording, scenario)  # from the scenario's start on
+    report = analyze(recording, model, scenario, wall_time=wall_time, simulated=simulated)
     plots = write_plots(report, model, scenario, output)
     print(report.text(scenario))
     layout = copy_layout_beside(bag)

@@ -144,9 +144,10 @@ class Recorder(WbmNode):
                     DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE
                 ),
             )
-            self.connections[topic] = self.writer.add_connection(
-                topic, type_name, typestore=_TYPESTORE
-            )
+            with self.thread.lock:  # not between the bytes of a message the thread writes
+                self.connections[topic] = self.writer.add_connection(
+                    topic, type_name, typestore=_TYPESTORE
+                )
             self.counts[topic] = 0
             subscription = self.create_subscription(
                 message_class, topic, _ignored, qos, callback_group=self.thread.group, raw=True

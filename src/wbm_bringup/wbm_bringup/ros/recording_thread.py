@@ -71,7 +71,9 @@ class RecordingThread:
             hold a period's messages (its depth).
 
     Attributes:
-        group: The callback group of the recorded subscriptions (and ``clock``).
+        group: The callback group of the recorded subscriptions (and the clock's).
+        lock: Held around every batch's takes and writes: hold it around any other use of the
+            bag writer (a new connection), which must not interleave with a message's bytes.
         written: Messages written so far.
     """
 
@@ -85,7 +87,7 @@ class RecordingThread:
         self._reception: ReceptionClock | None = None
         self._recorded: list[_Recorded] = []
         self._list_lock = threading.Lock()
-        self._take_lock = threading.Lock()
+        self.lock = threading.Lock()
         self._wake = GuardCondition(None, None, context=node.context)
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -203,7 +205,7 @@ class RecordingThread:
 
     def _take_and_write(self, recorded: list[_Recorded]) -> int:
         """Take every queued message of ``recorded`` (then the clock's) and write them."""
-        with self._take_lock:
+        with self.lock:
             batch = []
             for entry in recorded:
                 batch.extend(
