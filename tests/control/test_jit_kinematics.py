@@ -23,7 +23,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from wbm_control.pinocchio_views import DataViews, motions_view, placements_view
+from wbm_control.pinocchio_views import EIGEN_ARRAYS, DataViews, motions_view, placements_view
 from wbm_control.robot_kinematics import RobotKinematics
 from wbm_description.registry import load_robot
 from wbm_description.whole_body_model import WholeBodyModel
@@ -104,13 +104,21 @@ def test_arrays_are_the_kinematics_own(icub, random_state):
     model, data = icub.model, icub.model.createData()
     frame_ids = [icub.frame_id(sole.frame) for sole in icub.config.soles]
     kinematics = RobotKinematics(model, data, *random_state(icub), frame_ids)
-    kept = {fid: kinematics.jacobians[fid].copy() for fid in frame_ids}
-    drifts = {fid: kinematics.drifts[fid].copy() for fid in frame_ids}
+    names = ("mass_matrix", "bias_forces", "com_jacobian", "com", "com_velocity", "com_drift")
+    names += ("centroidal_momentum", "base_rotation")
+    kept = {name: getattr(kinematics, name).copy() for name in names}
+    kept_frames = {
+        (attribute, fid): getattr(kinematics, attribute)[fid].copy()
+        for attribute in ("jacobians", "velocities", "drifts")
+        for fid in frame_ids
+    }
     RobotKinematics(model, data, *random_state(icub), frame_ids)
-    for fid in frame_ids:
-        assert np.array_equal(kinematics.jacobians[fid], kept[fid])
-        assert np.array_equal(kinematics.drifts[fid], drifts[fid])
-        assert kinematics.jacobians[fid].flags.c_contiguous
+    for name in names:
+        assert np.array_equal(getattr(kinematics, name), kept[name]), name
+        assert getattr(kinematics, name).flags.c_contiguous, name
+    for (attribute, fid), value in kept_frames.items():
+        assert np.array_equal(getattr(kinematics, attribute)[fid], value)
+        assert getattr(kinematics, attribute)[fid].flags.c_contiguous
 
 
 def test_views_are_pinocchio_memory(icub, random_state):
@@ -124,12 +132,23 @@ def test_views_are_pinocchio_memory(icub, random_state):
         "frame_placements",
         "joint_velocities",
         "joint_accelerations",
+        "momentum",
+        *(name for name, *_ in EIGEN_ARRAYS),
     }
     for _ in range(2):
         q, v = random_state(icub)
-        pin.forwardKinematics(model, data, q, v, np.ones(model.nv))
+        pin.computeAllTerms(model, data, q, v)
+        pin.centerOfMass(model, data, pin.KinematicLevel.ACCELERATION, False)
         pin.updateFramePlacements(model, data)
         copied.refresh()
+        assert np.array_equal(views.joint_jacobians, data.J)
+        assert np.array_equal(views.mass_upper, data.M)
+        assert np.array_equal(views.com_jacobian, data.Jcom)
+        assert np.array_equal(views.bias_forces, data.nle)
+        assert np.array_equal(views.com, data.com[0])
+        assert np.array_equal(views.com_velocity, data.vcom[0])
+        assert np.array_equal(views.com_acceleration, data.acom[0])
+        assert np.array_equal(views.momentum, data.hg.vector)
         for j in range(model.njoints):
             expected = data.oMi[j]
             assert np.array_equal(views.joint_placements[j, :9], expected.rotation.ravel("F"))
@@ -140,6 +159,9 @@ def test_views_are_pinocchio_memory(icub, random_state):
             assert np.array_equal(views.frame_placements[f, 9:], data.oMf[f].translation)
         for name in copied.copied:
             assert np.array_equal(getattr(copied, name), getattr(views, name)), name
+            assert (
+                getattr(copied, name).flags.f_contiguous == getattr(views, name).flags.f_contiguous
+            )
 
 
 def test_views_refuse_another_layout(icub):

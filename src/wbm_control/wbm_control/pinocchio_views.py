@@ -90,8 +90,47 @@ def copy_motions(motions: Sequence[pin.Motion], out: np.ndarray) -> None:
         out[i] = motions[i].vector
 
 
+#: The Eigen arrays of a ``pin.Data`` the kernel reads (attribute of :class:`DataViews`, the
+#: data's attribute and element, and the numpy order the kernel is compiled for).
+EIGEN_ARRAYS: tuple[tuple[str, str, int | None, str], ...] = (
+    ("joint_jacobians", "J", None, "F"),
+    ("mass_upper", "M", None, "F"),
+    ("com_jacobian", "Jcom", None, "F"),
+    ("bias_forces", "nle", None, "C"),
+    ("com", "com", 0, "C"),
+    ("com_velocity", "vcom", 0, "C"),
+    ("com_acceleration", "acom", 0, "C"),
+)
+
+
+def _eigen_array(data: pin.Data, attribute: str, element: int | None) -> np.ndarray:
+    value = getattr(data, attribute)
+    return value if element is None else value[element]
+
+
+def _is_stable_view(data: Any, attribute: str, element: int | None, order: str) -> bool:
+    """Whether ``data.<attribute>[element]`` is a view of the data in the kernel's order.
+
+    A view: the same memory at each read, not its own; ``order`` "C" or "F".
+    """
+    first = _eigen_array(data, attribute, element)
+    second = _eigen_array(data, attribute, element)
+    return (
+        isinstance(first, np.ndarray)
+        and not first.flags.owndata
+        and first.flags.writeable
+        and _address(first) == _address(second)
+        and (first.flags.f_contiguous if order == "F" else first.flags.c_contiguous)
+    )
+
+
 class DataViews:
-    """The joint placements, frame placements, joint velocities and accelerations of a data.
+    """What the frame kinematics kernel reads of a data, as arrays over Pinocchio's memory.
+
+    The vectors of placements and motions (:func:`placements_view`, :func:`motions_view`) and
+    Pinocchio's Eigen arrays (:data:`EIGEN_ARRAYS`: eigenpy returns views of them, checked
+    here: the same memory at each read); what is not a view of the data is copied (or read
+    again) at each :meth:`refresh`, into arrays of the same layout and order.
 
     Args:
         model: The model of ``data``.
@@ -104,6 +143,10 @@ class DataViews:
         frame_placements: (nframes x 12).
         joint_velocities: (njoints x 6) (:func:`motions_view`).
         joint_accelerations: (njoints x 6).
+        joint_jacobians: ``data.J`` (6 x nv, Fortran order); ``mass_upper``: ``data.M``;
+            ``com_jacobian``: ``data.Jcom``; ``bias_forces``: ``data.nle``; ``com``,
+            ``com_velocity``, ``com_acceleration``: ``data.com[0]``, ``vcom[0]``, ``acom[0]``;
+            ``momentum``: ``data.hg.vector`` (linear then angular).
         copied: The arrays :meth:`refresh` copies (none where every view is in place).
     """
 
@@ -124,10 +167,23 @@ class DataViews:
                 view = np.zeros((n, width))
                 self.copied += (name,)
             setattr(self, name, view)
+        for name, attribute, element, order in EIGEN_ARRAYS:
+            if in_place and _is_stable_view(data, attribute, element, order):
+                setattr(self, name, _eigen_array(data, attribute, element))
+            else:
+                self.copied += (name,)
+                setattr(self, name, _eigen_array(data, attribute, element).copy(order=order))
+        momentum = data.hg.vector
+        if in_place and _is_stable_view(data.hg, "vector", None, "C"):
+            self.momentum = momentum
+        else:
+            self.copied += ("momentum",)
+            self.momentum = momentum.copy()
 
     def refresh(self) -> None:
         """Copy what is not read in place (after Pinocchio's pass; nothing when all are)."""
         data = self.data
+        eigen = {name: (attribute, element) for name, attribute, element, _ in EIGEN_ARRAYS}
         for name in self.copied:
             out = getattr(self, name)
             if name == "joint_placements":
@@ -136,5 +192,9 @@ class DataViews:
                 copy_placements(data.oMf, out)
             elif name == "joint_velocities":
                 copy_motions(data.v, out)
-            else:
+            elif name == "joint_accelerations":
                 copy_motions(data.a, out)
+            elif name == "momentum":
+                out[:] = data.hg.vector
+            else:
+                out[...] = _eigen_array(data, *eigen[name])

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 import numpy as np
 import pinocchio as pin
 
-from wbm_control.jit.kinematics_kernels import frame_kinematics
+from wbm_control.jit.kinematics_kernels import frame_kinematics, output_size
 from wbm_control.pinocchio_views import DataViews
 
 LOCAL_WORLD_ALIGNED = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
@@ -33,17 +33,17 @@ class _KernelInputs:
     Attributes:
         views: Pinocchio's placements, joint velocities and accelerations (in place, or the
             copying fallback, :class:`~wbm_control.pinocchio_views.DataViews`).
-        parents: Each frame's parent joint (nframes,) int64.
+        parent_joints: Each frame's parent joint (nframes,) int64.
         local_translations: Each frame's translation in its parent joint (nframes x 3) [m].
         supports: (njoints x nv) uint8, 1 where a velocity column moves the joint.
-        frame_rows: Sorted frame ids (a tuple) to them as an int64 array (memo).
+        layouts: Sorted frame ids (a tuple) to the kernel's output layout (memo).
     """
 
     def __init__(self, model: pin.Model, data: pin.Data, in_place: bool):
         self.model = model
         self.views = DataViews(model, data, in_place=in_place)
         frames = model.frames
-        self.parents = np.array([frame.parentJoint for frame in frames], dtype=np.int64)
+        self.parent_joints = np.array([frame.parentJoint for frame in frames], dtype=np.int64)
         self.local_translations = np.array([frame.placement.translation for frame in frames])
         self.supports = np.zeros((model.njoints, model.nv), dtype=np.uint8)
         for joint in range(1, model.njoints):
@@ -51,7 +51,22 @@ class _KernelInputs:
                 if support > 0:
                     start = model.joints[support].idx_v
                     self.supports[joint, start : start + model.joints[support].nv] = 1
-        self.frame_rows: dict[tuple[int, ...], np.ndarray] = {}
+        self.layouts: dict[tuple[int, ...], _OutputLayout] = {}
+
+
+class _OutputLayout:
+    """Where each quantity lies in the kernel's output for these frames (its docstring)."""
+
+    def __init__(self, rows: tuple[int, ...], nv: int):
+        n = len(rows)
+        self.frame_ids = np.array(rows, dtype=np.int64)
+        self.size = output_size(n, nv)
+        self.velocities = 6 * n * nv
+        self.drifts = self.velocities + 6 * n
+        self.mass = self.drifts + 6 * n
+        self.com_jacobian = self.mass + nv * nv
+        self.bias = self.com_jacobian + 3 * nv
+        self.rest = self.bias + nv
 
 
 #: The kernel inputs of the last datas used (id -> inputs holding the data: an id stays that
@@ -137,17 +152,17 @@ class RobotKinematics:
             pin.forwardKinematics(model, data, q, v, np.zeros(model.nv))
             pin.computeCentroidalMomentum(model, data)
             pin.computeJointJacobians(model, data)
-        self.centroidal_momentum = data.hg.vector.copy()
-        self.base_rotation = data.oMi[1].rotation.copy()
         # CoM position, velocity and acceleration at a = 0 from the joint states just computed.
         pin.centerOfMass(model, data, ACCELERATION, False)
         pin.updateFramePlacements(model, data)
-        self.com = data.com[0].copy()
-        self.com_velocity = data.vcom[0].copy()
-        self.com_drift = data.acom[0].copy()
         oMf = data.oMf
         self.placements = {fid: oMf[fid].copy() for fid in rows}
         if not dynamics:
+            self.centroidal_momentum = data.hg.vector.copy()
+            self.base_rotation = data.oMi[1].rotation.copy()
+            self.com = data.com[0].copy()
+            self.com_velocity = data.vcom[0].copy()
+            self.com_drift = data.acom[0].copy()
             self.velocities: dict[int, np.ndarray] = {}
             self.drifts: dict[int, np.ndarray] = {}
             self.jacobians = {
@@ -156,37 +171,48 @@ class RobotKinematics:
             # From the joint Jacobians and the CoM just computed (no pass of its own).
             self.com_jacobian = pin.jacobianCenterOfMass(model, data, False).copy()
             return
-        # The frames' Jacobians, twists and drifts and M mirrored: one kernel over Pinocchio's
-        # arrays (jit/kinematics_kernels.py), into this object's own arrays.
+        # The frames' Jacobians, twists and drifts, M mirrored and the copies: one kernel over
+        # Pinocchio's arrays (jit/kinematics_kernels.py) into one array of this object's own.
         inputs = _kernel_inputs(model, data, in_place)
-        frame_array = inputs.frame_rows.get(rows)
-        if frame_array is None:
-            frame_array = inputs.frame_rows[rows] = np.array(rows, dtype=np.int64)
+        layout = inputs.layouts.get(rows)
+        if layout is None:
+            layout = inputs.layouts[rows] = _OutputLayout(rows, model.nv)
         views = inputs.views
         if views.copied:
             views.refresh()
-        n, nv = len(rows), model.nv
-        jacobians, velocities, drifts = np.empty((n, 6, nv)), np.empty((n, 6)), np.empty((n, 6))
-        mass_matrix = np.empty((nv, nv))
+        out = np.empty(layout.size)
         frame_kinematics(
-            frame_array,
-            inputs.parents,
+            layout.frame_ids,
+            inputs.parent_joints,
             inputs.local_translations,
             inputs.supports,
             views.joint_placements,
             views.frame_placements,
             views.joint_velocities,
             views.joint_accelerations,
-            data.J,
-            data.M,
-            jacobians,
-            velocities,
-            drifts,
-            mass_matrix,
+            views.joint_jacobians,
+            views.mass_upper,
+            views.com_jacobian,
+            views.bias_forces,
+            views.com,
+            views.com_velocity,
+            views.com_acceleration,
+            views.momentum,
+            out,
         )
-        self.jacobians = dict(zip(rows, jacobians, strict=True))
-        self.velocities = dict(zip(rows, velocities, strict=True))
-        self.drifts = dict(zip(rows, drifts, strict=True))
-        self.com_jacobian = data.Jcom.copy()
-        self.mass_matrix = mass_matrix
-        self.bias_forces = data.nle.copy()
+        n, nv = len(rows), model.nv
+        frames = out[: layout.velocities]
+        self.jacobians = dict(zip(rows, frames.reshape(n, 6, nv), strict=True))
+        self.velocities = dict(
+            zip(rows, out[layout.velocities : layout.drifts].reshape(n, 6), strict=True)
+        )
+        self.drifts = dict(zip(rows, out[layout.drifts : layout.mass].reshape(n, 6), strict=True))
+        self.mass_matrix = out[layout.mass : layout.com_jacobian].reshape(nv, nv)
+        self.com_jacobian = out[layout.com_jacobian : layout.bias].reshape(3, nv)
+        rest = layout.rest
+        self.bias_forces = out[layout.bias : rest]
+        self.com = out[rest : rest + 3]
+        self.com_velocity = out[rest + 3 : rest + 6]
+        self.com_drift = out[rest + 6 : rest + 9]
+        self.centroidal_momentum = out[rest + 9 : rest + 15]
+        self.base_rotation = out[rest + 15 : rest + 24].reshape(3, 3)

@@ -7,6 +7,7 @@ import time
 from wbm_control.jit import (
     active_set_kernels,
     balance_kernels,
+    command_kernels,
     estimator_kernels,
     kinematics_kernels,
     task_kernels,
@@ -19,6 +20,7 @@ from wbm_control.jit import (
 MODULES = (
     active_set_kernels,
     balance_kernels,
+    command_kernels,
     estimator_kernels,
     kinematics_kernels,
     task_kernels,
