@@ -124,6 +124,11 @@ class RobotKinematics:
         centroidal_momentum: h_G (6,) at (q, v): linear [kg m/s] and angular about the CoM
             [kg m^2/s], world axes (the ZMP estimate reads it, :mod:`wbm_control.zmp_estimation`).
         base_rotation: Rotation of the floating base in the world (3 x 3).
+
+    The arrays are this object's own (C order). With ``dynamics`` they are views of one array
+    the kernel :func:`~wbm_control.jit.kinematics_kernels.frame_kinematics` fills from
+    Pinocchio's pass (the frames' twists and drifts equal Pinocchio's getters' to rounding, the
+    rest bit for bit; tests/control/test_jit_kinematics.py).
     """
 
     def __init__(
