@@ -7,7 +7,9 @@ import time
 from wbm_control.jit import (
     active_set_kernels,
     balance_kernels,
+    command_kernels,
     estimator_kernels,
+    kinematics_kernels,
     task_kernels,
     whole_body_qp_kernels,
     zmp_kernels,
@@ -18,7 +20,9 @@ from wbm_control.jit import (
 MODULES = (
     active_set_kernels,
     balance_kernels,
+    command_kernels,
     estimator_kernels,
+    kinematics_kernels,
     task_kernels,
     whole_body_qp_kernels,
     zmp_kernels,
