@@ -63,6 +63,7 @@ class Recorder(WbmNode):
         super().__init__("wbm_recorder", **kwargs)
         settings = declare_settings(self, RecorderSettings)
         self.topics = [topic for topic in settings.topics if topic]
+        self.realtime_priority = settings.realtime_priority
         self.path = Path(settings.output)
         if not settings.output or self.path.exists():
             raise ConfigError(
@@ -112,8 +113,9 @@ class Recorder(WbmNode):
                     handler.callback_group = self.thread.group
 
     def start(self) -> None:
-        """Start the recording thread."""
+        """Start the recording thread, then apply the priority (to it as well)."""
         self.thread.start()
+        self.apply_realtime_priority(self.realtime_priority)
 
     def discover(self) -> None:
         """Subscribe to topics not yet recorded."""

@@ -89,8 +89,9 @@ class ScenarioNode(WbmNode):
         self.create_timer(0.01, self._tick, callback_group=self.input_thread.core_group)
 
     def start(self) -> None:
-        """Start the input thread (once the node is complete)."""
+        """Start the input thread (once the node is complete), then apply the priority."""
         self.input_thread.start()
+        self.apply_realtime_priority(self.settings.realtime_priority)
 
     def stop(self) -> None:
         """Stop the input thread."""
