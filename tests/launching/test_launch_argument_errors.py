@@ -65,6 +65,7 @@ CASES = [
     # Clamped below realtime_priority (a larger value gets realtime_priority - 1): not above it.
     case("sim.launch.yaml", "watcher_priority", "-1"),
     case("sim.launch.yaml", "watcher_priority", "high"),
+    case("sim.launch.yaml", "lockstep_priority", "maybe"),
     case("sim.launch.yaml", "viewer", "maybe"),
     case("sim.launch.yaml", "record", "/etc/passwd/bag"),  # under a file: cannot be created
     case("sim.launch.yaml", "record", "<existing>"),  # exists: rosbag2 needs a new directory
@@ -98,6 +99,7 @@ CASES = [
     case("demo.launch.yaml", "control_rate", "-5"),
     case("demo.launch.yaml", "realtime_priority", "-1"),
     case("demo.launch.yaml", "watcher_priority", "-1"),
+    case("demo.launch.yaml", "lockstep_priority", "yes"),
     case("demo.launch.yaml", "viewer", "maybe"),
     case("demo.launch.yaml", "record", "/etc/passwd/bag"),
     case("demo.launch.yaml", "hand_duration", "-1"),

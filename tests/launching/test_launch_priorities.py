@@ -1,7 +1,8 @@
 """The SCHED_FIFO priorities the shipped launch files give each node, per pacing and arguments:
-the loop's nodes (robot interface, controller) get realtime_priority in realtime and lockstep
-pacing, not as fast as possible; the watchers (state publisher, recorder, scenario) get
-watcher_priority, clamped below the loop's, and normal scheduling where the loop has it."""
+the loop's nodes (robot interface, controller) get realtime_priority in realtime pacing, in
+lockstep only with lockstep_priority (the demo's default, not sim.launch.yaml's), never as fast
+as possible; the watchers (state publisher, recorder, scenario) get watcher_priority, clamped
+below the loop's, and normal scheduling where the loop has it."""
 
 from __future__ import annotations
 
@@ -28,29 +29,33 @@ def priorities(file: str, tmp_path, **arguments: str) -> dict[str, int]:
 
 
 @pytest.mark.parametrize(
-    ("arguments", "loop", "watchers"),
+    ("file", "arguments", "loop", "watchers"),
     [
-        ({}, 50, 10),  # the defaults, realtime
-        ({"pacing": "lockstep"}, 50, 10),
-        # A loop that never waits: the controller and the watchers normal; the robot interface
-        # is given the priority and keeps normal scheduling itself (it knows its pacing).
-        ({"pacing": "as_fast_as_possible"}, 0, 0),
-        ({"realtime_priority": "0"}, 0, 0),  # the loop normal: the watchers too
-        ({"watcher_priority": "80"}, 50, 49),  # clamped below the loop's
-        ({"realtime_priority": "1"}, 1, 0),  # nothing below 1
-        ({"watcher_priority": "0", "pacing": "lockstep"}, 50, 0),
+        ("demo.launch.yaml", {}, 50, 10),  # lockstep with lockstep_priority (the demo's default)
+        ("demo.launch.yaml", {"lockstep_priority": "false"}, 0, 0),
+        ("demo.launch.yaml", {"pacing": "realtime"}, 50, 10),
+        ("demo.launch.yaml", {"pacing": "as_fast_as_possible"}, 0, 0),  # it never waits
+        ("demo.launch.yaml", {"realtime_priority": "0"}, 0, 0),  # the loop normal: all normal
+        ("demo.launch.yaml", {"watcher_priority": "80"}, 50, 49),  # below the loop's
+        ("demo.launch.yaml", {"realtime_priority": "1"}, 1, 0),  # nothing below 1
+        ("demo.launch.yaml", {"watcher_priority": "0"}, 50, 0),
+        ("sim.launch.yaml", {}, 50, 10),  # realtime
+        ("sim.launch.yaml", {"pacing": "lockstep"}, 0, 0),  # sim.launch.yaml: opt-in
+        ("sim.launch.yaml", {"pacing": "lockstep", "lockstep_priority": "true"}, 50, 10),
+        ("sim.launch.yaml", {"pacing": "as_fast_as_possible", "lockstep_priority": "true"}, 0, 0),
     ],
 )
-def test_demo_priorities(tmp_path, arguments, loop, watchers):
-    found = priorities("demo.launch.yaml", tmp_path, **arguments)
-    given = int(arguments.get("realtime_priority", "50"))
-    assert found == {
-        "robot_interface": given,
+def test_node_priorities(tmp_path, file, arguments, loop, watchers):
+    found = priorities(file, tmp_path, **arguments)
+    expected = {
+        "robot_interface": loop,
         "controller": loop,
         "state_publisher": watchers,
         "recorder": watchers,
-        "scenario": watchers,
     }
+    if file == "demo.launch.yaml":
+        expected["scenario"] = watchers
+    assert found == expected
 
 
 def test_robot_launch_clamps_the_state_publisher_below_the_controller(tmp_path):
