@@ -186,6 +186,7 @@ class DifferentialIK:
         self._target_set = np.zeros(n_frames, dtype=bool)
         self._com = np.zeros((3, 3))  # the CoM, its target, the target's velocity
         self._com_set = False
+        self._targets_complete = False
         self._no_com_jacobian = np.zeros((3, nv))
         # The configuration index of each velocity, when every joint past the root has one of
         # each (revolute, prismatic): the kernel computes the differences; else pinocchio.
@@ -210,9 +211,8 @@ class DifferentialIK:
         self._params[ik_kernels.POSTURE_GAIN] = posture_gain
         self._params[ik_kernels.LIMIT_GAIN] = self.limits[0].config_limit_gain
         configuration_limit, velocity_limit = self.limits
-        self._configuration_indices = np.ascontiguousarray(
-            configuration_limit.indices, dtype=np.int64
-        )
+        # A writeable copy (pink's is read-only: another kernel signature).
+        self._configuration_indices = np.array(configuration_limit.indices, dtype=np.int64)
         if configuration_limit.projection_matrix is None:
             self._configuration_indices = np.zeros(0, dtype=np.int64)
         self._params[ik_kernels.DIFFERENCES] = 0.0 if one_dof else 1.0
@@ -284,11 +284,14 @@ class DifferentialIK:
         """Raise InputError unless dt > 0 and every task has a target."""
         if not dt > 0.0:
             raise InputError("dt", "a positive time step [s]", dt)
+        if self._targets_complete:  # every target set once (they stay set)
+            return
         if not self._target_set.all():
             name = list(self.frame_tasks)[int(np.argmin(self._target_set))]
             raise InputError(f"target of task '{name}'", "a target set before solving")
         if self.com_task is not None and not self._com_set:
             raise InputError("target of task 'com'", "a target set before solving")
+        self._targets_complete = True
 
     def _set_task_targets(self, dt: float) -> None:
         """The pink tasks' targets (feed-forward folded in) and per-step gains min(1, k dt)."""

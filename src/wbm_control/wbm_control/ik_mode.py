@@ -139,6 +139,7 @@ class IkMode:
         self._planned_frame_ids = [task.frame_id for task in tasks.frames.values()]
         self._planned_frame_ids.append(tasks.base_orientation.frame_id)
         self._planned_names = [*tasks.frames, tasks.base_orientation.name]
+        self._costs_in_order = list(self.ik.frame_tasks) == self._planned_names
         # The moving frame tasks' reference accelerations of the last set_targets (its t).
         self._reference_accelerations: dict[str, np.ndarray] = {}
 
@@ -179,17 +180,25 @@ class IkMode:
         held = {tasks.task_of_sole[c.sole.name] for c in contacts.active()}
         ik, workspace = self.ik, self._planned
         frame_ids = self._planned_frame_ids
-        if (
-            self._planned_names[:-1] != list(tasks.frames)
-            or self._planned_names[-1] != tasks.base_orientation.name
-        ):  # other tasks than at construction: the workspace of these
-            workspace = PlannedAccelerationWorkspace(self.model.model.nv, len(tasks.frames) + 1)
+        targets, costs = workspace.frame_targets, workspace.frame_costs
+        names = self._planned_names
+        if names[:-1] != list(tasks.frames) or names[-1] != tasks.base_orientation.name:
+            # Other tasks than at construction: a workspace of theirs, their costs by name.
+            names = [*tasks.frames, tasks.base_orientation.name]
+            workspace = PlannedAccelerationWorkspace(self.model.model.nv, len(names))
+            targets, costs = workspace.frame_targets, workspace.frame_costs
             frame_ids = [task.frame_id for task in tasks.frames.values()]
             frame_ids.append(tasks.base_orientation.frame_id)
-        targets = workspace.frame_targets
-        ik_tasks = ik.frame_tasks
+            for k, name in enumerate(names):
+                costs[k] = ik.frame_tasks[name].cost
+        elif self._costs_in_order:  # pink's cost arrays are views of the IK's rows
+            costs[:] = ik._costs[: len(names)]
+        else:
+            for k, name in enumerate(names):
+                costs[k] = ik.frame_tasks[name].cost
+        if ik.com_task is not None:
+            workspace.costs[:3] = ik.com_task.cost
         for k, (name, task) in enumerate(tasks.frames.items()):
-            workspace.frame_costs[k] = ik_tasks[name].cost
             if name in held:
                 targets[k] = 0.0
                 continue
@@ -199,12 +208,8 @@ class IkMode:
             if acceleration is None:
                 acceleration = task.reference(t)[2]
             targets[k] = acceleration
-        base = tasks.base_orientation
-        workspace.frame_costs[-1] = ik_tasks[base.name].cost
-        targets[-1] = 0.0
+        targets[-1] = 0.0  # the base orientation's
         com_task = ik.com_task
-        if com_task is not None:
-            workspace.costs[:3] = com_task.cost
         self.acceleration = solve_planned_acceleration(
             self.model.model,
             self.motion_data,
