@@ -10,11 +10,16 @@ gain is set to min(1, k_t dt) at every call, so the commanded task velocity is k
 the control rate. Targets can carry a feed-forward velocity, folded into the target (a first-order
 tracker with target p + pd / k has no steady lag on a ramp).
 
-:meth:`DifferentialIK.build` assembles pink's QP itself, term by term in pink's order and with
-pink's formulas (frame task: error log6(T_frame^-1 T_target) and Jacobian -Jlog6 J_local; CoM;
-posture; configuration and velocity limits), from one kinematics pass, without pink's per-step
-``Configuration`` and its repeated CoM passes; :meth:`DifferentialIK.build_with_pink` is pink's
-own ``build_ik``, the reference the tests compare it with (same matrices to rounding).
+:meth:`DifferentialIK.build` assembles pink's QP itself, term by term with pink's formulas (frame
+task: error log6(T_frame^-1 T_target) and Jacobian -Jlog6 J_local; CoM; posture; configuration
+and velocity limits), from one kinematics pass (joint Jacobians, the tasks' frames, the CoM) and
+one compiled call (:func:`wbm_control.jit.ik_kernels.build_ik_qp`: Pinocchio's log6 and Jlog6
+written out), without pink's per-step ``Configuration``. Targets are kept as arrays (4 x 4 poses,
+feed-forward velocities); the frame and CoM tasks' pink cost arrays are views of the IK's cost
+rows, and the gains are fixed at construction (``gains`` is read-only).
+:meth:`DifferentialIK.build_with_pink` is pink's own ``build_ik``, the reference the tests
+compare it with (same matrices to rounding, 1e-12 relative to their largest entry); the numpy
+build it replaced is ``tests/control/ik_reference.py``.
 
 Convergence: the step is only as good as the QP's solution. qpsolvers' default tolerances for
 ProxQP (1e-3 class) leave steps that stall or fail on active velocity and position limits (a

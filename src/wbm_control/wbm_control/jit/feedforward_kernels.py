@@ -11,7 +11,8 @@
 
 Units: accelerations [m/s^2, rad/s^2] (Pinocchio's layout, the free flyer's in the base frame),
 wrenches [N, N m]. Outputs are written into arrays the caller passes. The numpy code they
-replace is kept in ``tests/control/test_jit_feedforward.py``, which compares the two.
+replace is kept in ``tests/control/test_ik_step_speedups.py``; ``tests/control/test_jit_ik.py``
+compares the two.
 """
 
 from __future__ import annotations
