@@ -99,9 +99,11 @@ def test_simulation_bringup_keeps_icub_up_in_lockstep(robot_side):
         probe.spin_until(lambda: probe.sim_time >= SIM_SECONDS, WALL_TIMEOUT, "10 s", launch)
         assert_stood(probe, launch)
         assert_no_safe_mode(launch.output)
-        # The launch's realtime_priority (50) is for realtime pacing: in lockstep the robot
-        # side keeps normal scheduling (no deadlines; the watchers keep their share).
-        assert "realtime_priority 50 not applied in lockstep pacing" in launch.output
+        # The launch's realtime_priority (50) applies in lockstep too (the loop's hand-overs
+        # at once); the state publisher watches at 10, below it.
+        assert "[robot_interface]: realtime_priority 50: SCHED_FIFO on" in launch.output
+        assert "[controller]: realtime_priority 50: SCHED_FIFO on" in launch.output
+        assert "[state_publisher]: realtime_priority 10: SCHED_FIFO on" in launch.output
     finally:
         probe.close()
         assert_clean_stop(launch)

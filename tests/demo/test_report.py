@@ -79,3 +79,106 @@ def test_scenario_validation():
     np.testing.assert_allclose(scenario.hand_reference(start, 2.5), [0.03, 0.03, 0.0])
     # Quintic: half way in time is half way in space.
     np.testing.assert_allclose(scenario.hand_reference(start, 1.5), [0.015, 0.015, 0.0])
+
+
+def test_scenario_times_come_from_the_recorded_target_and_push(icub: WholeBodyModel, tmp_path):
+    """A scenario node that started 0.23 s late sent the target at 0.73 s and the push at
+    4.23 s (robot time): the report counts its windows from the scenario's start, read back
+    from a bag."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    from wbm_bringup.demo.report import aligned, read_recording
+
+    store = get_typestore(Stores.ROS2_KILTED)
+    types = store.types
+    Time, Header = types["builtin_interfaces/msg/Time"], types["std_msgs/msg/Header"]
+
+    def header(t: float):
+        seconds = int(t)
+        return Header(stamp=Time(sec=seconds, nanosec=round((t - seconds) * 1e9)), frame_id="")
+
+    vector3, point = types["geometry_msgs/msg/Vector3"], types["geometry_msgs/msg/Point"]
+    quaternion = types["geometry_msgs/msg/Quaternion"]
+    q = icub.initial_configuration()
+    bag = tmp_path / "bag"
+    with Writer(bag, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        kinds = {
+            "/joint_states": "sensor_msgs/msg/JointState",
+            "/ground_truth/odom": "nav_msgs/msg/Odometry",
+            "/targets/left_hand": "geometry_msgs/msg/PoseStamped",
+            "/apply_wrench": "geometry_msgs/msg/WrenchStamped",
+        }
+        connections = {
+            topic: writer.add_connection(topic, kind, typestore=store)
+            for topic, kind in kinds.items()
+        }
+
+        def write(topic: str, t: float, message) -> None:
+            data = store.serialize_cdr(message, kinds[topic])
+            writer.write(connections[topic], round(t * 1e9), data)
+
+        pose_type = types["geometry_msgs/msg/Pose"]
+        base = pose_type(
+            position=point(x=float(q[0]), y=float(q[1]), z=float(q[2])),
+            orientation=quaternion(x=float(q[3]), y=float(q[4]), z=float(q[5]), w=float(q[6])),
+        )
+        for t in (0.0, 0.5, 1.0):
+            write(
+                "/joint_states",
+                t,
+                types["sensor_msgs/msg/JointState"](
+                    header=header(t),
+                    name=list(icub.joint_names),
+                    position=np.array(q[7:]),
+                    velocity=np.array([], dtype=float),
+                    effort=np.array([], dtype=float),
+                ),
+            )
+            covariance = np.zeros(36)
+            twist = types["geometry_msgs/msg/Twist"](
+                linear=vector3(x=0.0, y=0.0, z=0.0), angular=vector3(x=0.0, y=0.0, z=0.0)
+            )
+            write(
+                "/ground_truth/odom",
+                t,
+                types["nav_msgs/msg/Odometry"](
+                    header=header(t),
+                    child_frame_id="root_link",
+                    pose=types["geometry_msgs/msg/PoseWithCovariance"](
+                        pose=base, covariance=covariance
+                    ),
+                    twist=types["geometry_msgs/msg/TwistWithCovariance"](
+                        twist=twist, covariance=covariance
+                    ),
+                ),
+            )
+        write(
+            "/targets/left_hand",
+            0.73,
+            types["geometry_msgs/msg/PoseStamped"](header=header(0.73), pose=base),
+        )
+        write(
+            "/apply_wrench",
+            4.23,
+            types["geometry_msgs/msg/WrenchStamped"](
+                header=header(4.23),
+                wrench=types["geometry_msgs/msg/Wrench"](
+                    force=vector3(x=40.0, y=0.0, z=0.0), torque=vector3(x=0.0, y=0.0, z=0.0)
+                ),
+            ),
+        )
+    recording = read_recording(bag, icub)
+    assert recording.events == pytest.approx({"targets/left_hand": 0.73, "apply_wrench": 4.23})
+    np.testing.assert_allclose(recording.time, [0.0, 0.5, 1.0])
+    started, scenario = aligned(recording, DemoScenario())
+    # The scenario started at 0.73 - 0.5 = 0.23 s: the samples from there, counted from there;
+    # exact up to the nanosecond stamps' rounding.
+    np.testing.assert_allclose(started.time, [0.27, 0.77], atol=1e-9)
+    np.testing.assert_array_equal(started.q, recording.q[1:])
+    assert scenario.hand_start == 0.5
+    assert scenario.push_time == pytest.approx(4.0, abs=1e-9)
+    assert started.events["apply_wrench"] == pytest.approx(4.0, abs=1e-9)
+    # Nothing recorded: the recording and the scenario as they were.
+    bare = RunRecording(recording.time, recording.q, recording.efforts)
+    assert aligned(bare, DemoScenario()) == (bare, DemoScenario())

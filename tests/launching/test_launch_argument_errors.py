@@ -62,6 +62,9 @@ CASES = [
     case("sim.launch.yaml", "realtime_priority", "100"),  # SCHED_FIFO priorities are 1..99
     case("sim.launch.yaml", "realtime_priority", "-1"),
     case("sim.launch.yaml", "realtime_priority", "high"),
+    # Clamped below realtime_priority (a larger value gets realtime_priority - 1): not above it.
+    case("sim.launch.yaml", "watcher_priority", "-1"),
+    case("sim.launch.yaml", "watcher_priority", "high"),
     case("sim.launch.yaml", "viewer", "maybe"),
     case("sim.launch.yaml", "record", "/etc/passwd/bag"),  # under a file: cannot be created
     case("sim.launch.yaml", "record", "<existing>"),  # exists: rosbag2 needs a new directory
@@ -80,6 +83,7 @@ CASES = [
     case("robot.launch.yaml", "target_duration", "-1"),
     case("robot.launch.yaml", "trigger", "x"),
     case("robot.launch.yaml", "realtime_priority", "100"),
+    case("robot.launch.yaml", "watcher_priority", "-1"),
     case("robot.launch.yaml", "namespace", "bad/name!"),
     case("robot.launch.yaml", "use_sim_time", "banana"),
     case("robot.launch.yaml", "base_pose_topic", "bad topic"),
@@ -93,6 +97,7 @@ CASES = [
     case("demo.launch.yaml", "control_rate", "0"),
     case("demo.launch.yaml", "control_rate", "-5"),
     case("demo.launch.yaml", "realtime_priority", "-1"),
+    case("demo.launch.yaml", "watcher_priority", "-1"),
     case("demo.launch.yaml", "viewer", "maybe"),
     case("demo.launch.yaml", "record", "/etc/passwd/bag"),
     case("demo.launch.yaml", "hand_duration", "-1"),

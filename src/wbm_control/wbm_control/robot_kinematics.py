@@ -12,31 +12,83 @@ twist in base axes).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable
 
 import numpy as np
 import pinocchio as pin
 
+from wbm_control.jit.kinematics_kernels import frame_kinematics, output_size
+from wbm_control.pinocchio_views import DataViews
+
 LOCAL_WORLD_ALIGNED = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 ACCELERATION = pin.KinematicLevel.ACCELERATION
-# Pinocchio's frame getters, bound once (15 calls a step).
-_classical_acceleration = pin.getFrameClassicalAcceleration
-_frame_velocity = pin.getFrameVelocity
-_frame_jacobian = pin.getFrameJacobian
-
-_MIRROR_INDICES: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
 
-def _mirror_indices(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Flat indices (row-major, n x n) of the strictly lower triangle and of their transposes.
+class _KernelInputs:
+    """What the frame kinematics kernel reads of a model and its data, made once per data.
 
-    ``flat[lower] = flat[upper]`` copies the upper triangle into the lower one (computed once
-    per n).
+    (:func:`~wbm_control.jit.kinematics_kernels.frame_kinematics`; :func:`_kernel_inputs`.)
+
+    Attributes:
+        views: Pinocchio's placements, joint velocities and accelerations (in place, or the
+            copying fallback, :class:`~wbm_control.pinocchio_views.DataViews`).
+        parent_joints: Each frame's parent joint (nframes,) int64.
+        local_translations: Each frame's translation in its parent joint (nframes x 3) [m].
+        supports: (njoints x nv) uint8, 1 where a velocity column moves the joint.
+        layouts: Sorted frame ids (a tuple) to the kernel's output layout (memo).
     """
-    if n not in _MIRROR_INDICES:
-        lower = np.flatnonzero(np.tri(n, k=-1, dtype=bool))
-        _MIRROR_INDICES[n] = (lower, (lower % n) * n + lower // n)
-    return _MIRROR_INDICES[n]
+
+    def __init__(self, model: pin.Model, data: pin.Data, in_place: bool):
+        self.model = model
+        self.views = DataViews(model, data, in_place=in_place)
+        frames = model.frames
+        self.parent_joints = np.array([frame.parentJoint for frame in frames], dtype=np.int64)
+        self.local_translations = np.array([frame.placement.translation for frame in frames])
+        self.supports = np.zeros((model.njoints, model.nv), dtype=np.uint8)
+        for joint in range(1, model.njoints):
+            for support in model.supports[joint]:
+                if support > 0:
+                    start = model.joints[support].idx_v
+                    self.supports[joint, start : start + model.joints[support].nv] = 1
+        self.layouts: dict[tuple[int, ...], _OutputLayout] = {}
+
+
+class _OutputLayout:
+    """Where each quantity lies in the kernel's output for these frames (its docstring)."""
+
+    def __init__(self, rows: tuple[int, ...], nv: int):
+        n = len(rows)
+        self.frame_ids = np.array(rows, dtype=np.int64)
+        self.size = output_size(n, nv)
+        self.velocities = 6 * n * nv
+        self.drifts = self.velocities + 6 * n
+        self.mass = self.drifts + 6 * n
+        self.com_jacobian = self.mass + nv * nv
+        self.bias = self.com_jacobian + 3 * nv
+        self.rest = self.bias + nv
+
+
+#: The kernel inputs of the last datas used (id -> inputs holding the data: an id stays that
+#: data's while it is here). Bounded: the controller uses one or two datas; tests make many.
+_INPUTS: OrderedDict[tuple[int, bool], tuple[pin.Data, _KernelInputs]] = OrderedDict()
+_INPUTS_KEPT = 8
+
+
+def _kernel_inputs(model: pin.Model, data: pin.Data, in_place: bool) -> _KernelInputs:
+    """The kernel inputs of (model, data), made at the first call for that data.
+
+    Keyed by the data's identity (``pin.Data.__eq__`` compares values: no dict of datas).
+    """
+    key = (id(data), in_place)
+    entry = _INPUTS.get(key)
+    if entry is not None and entry[0] is data and entry[1].model is model:
+        return entry[1]
+    inputs = _KernelInputs(model, data, in_place)
+    _INPUTS[key] = (data, inputs)
+    if len(_INPUTS) > _INPUTS_KEPT:
+        _INPUTS.popitem(last=False)
+    return inputs
 
 
 class RobotKinematics:
@@ -51,6 +103,9 @@ class RobotKinematics:
         dynamics: Also compute frame velocities and drifts, the mass matrix and the bias
             forces (mode "torque"); without it only the CoM state, Jacobian and momentum, the
             frame placements and Jacobians are computed (mode "ik").
+        in_place: With ``dynamics``, the kernel reads Pinocchio's placements and motions in
+            place where their layout allows (the default); False: copied first (tests of the
+            fallback, :class:`~wbm_control.pinocchio_views.DataViews`).
 
     Attributes:
         q: Configuration.
@@ -69,6 +124,11 @@ class RobotKinematics:
         centroidal_momentum: h_G (6,) at (q, v): linear [kg m/s] and angular about the CoM
             [kg m^2/s], world axes (the ZMP estimate reads it, :mod:`wbm_control.zmp_estimation`).
         base_rotation: Rotation of the floating base in the world (3 x 3).
+
+    The arrays are this object's own (C order). With ``dynamics`` they are views of one array
+    the kernel :func:`~wbm_control.jit.kinematics_kernels.frame_kinematics` fills from
+    Pinocchio's pass (the frames' twists and drifts equal Pinocchio's getters' to rounding, the
+    rest bit for bit; tests/control/test_jit_kinematics.py).
     """
 
     def __init__(
@@ -80,13 +140,11 @@ class RobotKinematics:
         frame_ids: Iterable[int],
         *,
         dynamics: bool = True,
+        in_place: bool = True,
     ):
         self.q = q
         self.v = v
-        frame_ids = sorted(set(frame_ids))
-        self.velocities: dict[int, np.ndarray] = {}
-        self.drifts: dict[int, np.ndarray] = {}
-        self.jacobians: dict[int, np.ndarray] = {}
+        rows = tuple(sorted(set(frame_ids)))
         self.com_jacobian: np.ndarray | None = None
         self.mass_matrix: np.ndarray | None = None
         self.bias_forces: np.ndarray | None = None
@@ -99,33 +157,67 @@ class RobotKinematics:
             pin.forwardKinematics(model, data, q, v, np.zeros(model.nv))
             pin.computeCentroidalMomentum(model, data)
             pin.computeJointJacobians(model, data)
-        self.centroidal_momentum = data.hg.vector.copy()
-        self.base_rotation = data.oMi[1].rotation.copy()
         # CoM position, velocity and acceleration at a = 0 from the joint states just computed.
         pin.centerOfMass(model, data, ACCELERATION, False)
         pin.updateFramePlacements(model, data)
-        self.com = data.com[0].copy()
-        self.com_velocity = data.vcom[0].copy()
-        self.com_drift = data.acom[0].copy()
         oMf = data.oMf
-        self.placements = {fid: oMf[fid].copy() for fid in frame_ids}
+        self.placements = {fid: oMf[fid].copy() for fid in rows}
         if not dynamics:
-            for fid in frame_ids:
-                self.jacobians[fid] = pin.getFrameJacobian(model, data, fid, LOCAL_WORLD_ALIGNED)
+            self.centroidal_momentum = data.hg.vector.copy()
+            self.base_rotation = data.oMi[1].rotation.copy()
+            self.com = data.com[0].copy()
+            self.com_velocity = data.vcom[0].copy()
+            self.com_drift = data.acom[0].copy()
+            self.velocities: dict[int, np.ndarray] = {}
+            self.drifts: dict[int, np.ndarray] = {}
+            self.jacobians = {
+                fid: pin.getFrameJacobian(model, data, fid, LOCAL_WORLD_ALIGNED) for fid in rows
+            }
             # From the joint Jacobians and the CoM just computed (no pass of its own).
             self.com_jacobian = pin.jacobianCenterOfMass(model, data, False).copy()
             return
-        drifts, velocities, jacobians = self.drifts, self.velocities, self.jacobians
-        for fid in frame_ids:
-            drifts[fid] = _classical_acceleration(model, data, fid, LOCAL_WORLD_ALIGNED).vector
-            velocities[fid] = _frame_velocity(model, data, fid, LOCAL_WORLD_ALIGNED).vector
-            jacobians[fid] = _frame_jacobian(model, data, fid, LOCAL_WORLD_ALIGNED)
-        self.com_jacobian = data.Jcom.copy()
-        # M: Pinocchio fills its upper triangle; mirrored into the lower one (copies, no sums;
-        # a gather and a scatter on precomputed indices, cheaper than copyto with a mask).
-        M = data.M.copy()
-        lower, upper = _mirror_indices(model.nv)
-        flat = M.reshape(-1)  # a view: M is C-contiguous (a fresh copy)
-        flat[lower] = flat[upper]
-        self.mass_matrix = M
-        self.bias_forces = data.nle.copy()
+        # The frames' Jacobians, twists and drifts, M mirrored and the copies: one kernel over
+        # Pinocchio's arrays (jit/kinematics_kernels.py) into one array of this object's own.
+        inputs = _kernel_inputs(model, data, in_place)
+        layout = inputs.layouts.get(rows)
+        if layout is None:
+            layout = inputs.layouts[rows] = _OutputLayout(rows, model.nv)
+        views = inputs.views
+        if views.copied:
+            views.refresh()
+        out = np.empty(layout.size)
+        frame_kinematics(
+            layout.frame_ids,
+            inputs.parent_joints,
+            inputs.local_translations,
+            inputs.supports,
+            views.joint_placements,
+            views.frame_placements,
+            views.joint_velocities,
+            views.joint_accelerations,
+            views.joint_jacobians,
+            views.mass_upper,
+            views.com_jacobian,
+            views.bias_forces,
+            views.com,
+            views.com_velocity,
+            views.com_acceleration,
+            views.momentum,
+            out,
+        )
+        n, nv = len(rows), model.nv
+        frames = out[: layout.velocities]
+        self.jacobians = dict(zip(rows, frames.reshape(n, 6, nv), strict=True))
+        self.velocities = dict(
+            zip(rows, out[layout.velocities : layout.drifts].reshape(n, 6), strict=True)
+        )
+        self.drifts = dict(zip(rows, out[layout.drifts : layout.mass].reshape(n, 6), strict=True))
+        self.mass_matrix = out[layout.mass : layout.com_jacobian].reshape(nv, nv)
+        self.com_jacobian = out[layout.com_jacobian : layout.bias].reshape(3, nv)
+        rest = layout.rest
+        self.bias_forces = out[layout.bias : rest]
+        self.com = out[rest : rest + 3]
+        self.com_velocity = out[rest + 3 : rest + 6]
+        self.com_drift = out[rest + 6 : rest + 9]
+        self.centroidal_momentum = out[rest + 9 : rest + 15]
+        self.base_rotation = out[rest + 15 : rest + 24].reshape(3, 3)

@@ -20,6 +20,8 @@ from wbm_control.contacts import ActiveContact, ContactSet
 from wbm_control.controller_settings import ControllerSettings, TorqueSettings
 from wbm_control.controller_status import ControllerStatus
 from wbm_control.exceptions import NoSolutionFound
+from wbm_control.jit.command_kernels import torque_command as _torque_command
+from wbm_control.jit.command_kernels import warm_up as _warm_up_command
 from wbm_control.qp import DenseQPSolver
 from wbm_control.qp_fallback import QpFallback
 from wbm_control.robot_kinematics import RobotKinematics
@@ -69,6 +71,7 @@ class TorqueMode:
         self.qp_workspace = WholeBodyQPWorkspace()
         self.timings: dict[str, float] = {}
         self.fallback: QpFallback | None = None
+        _warm_up_command()
 
     def reset(self) -> None:
         """Nothing to forget (the solver's warm start adapts)."""
@@ -136,17 +139,20 @@ class TorqueMode:
     ) -> JointCommand:
         """Torques (friction added, clipped) and, if asked, the next joint state predicted."""
         q, v = kinematics.q, kinematics.v
-        limits = self.model.torque_limits
-        torques = solution.torques
-        if settings.torque.friction_compensation:
-            # Minus the model's friction_torques -(k_v dq + k_c sign(dq)) [N m] (a - (-b) is
-            # a + b exactly), without its input check: v is the estimate's, finite (else the QP
-            # would have failed).
-            model, dq = self.model, v[6:]
-            opposed = model.viscous_friction * dq
-            opposed += model.coulomb_friction * np.sign(dq)
-            torques = torques + opposed
-        torques = np.minimum(np.maximum(torques, -limits), limits)  # np.clip, without its overhead
+        model = self.model
+        # Plus the model's friction opposed (minus its friction_torques -(k_v dq + k_c sign(dq))
+        # [N m], without its input check: v is the estimate's, finite, else the QP would have
+        # failed), clipped to the limits: one kernel (jit/command_kernels.py).
+        torques = np.empty(model.ndof)
+        _torque_command(
+            solution.torques,
+            v[6:],
+            model.viscous_friction,
+            model.coulomb_friction,
+            model.torque_limits,
+            settings.torque.friction_compensation,
+            torques,
+        )
         if settings.torque.servo_references:
             dt = settings.control_period
             a = solution.acceleration[6:]

@@ -55,6 +55,13 @@ class StatePublisherSettings(Settings):
         "(queues of 100). TF and markers need only the newest state: at the default the node "
         "costs the control loop a few takes per 10 ms instead of one per message",
     )
+    realtime_priority: int = setting(
+        0,
+        ge=0,
+        le=99,
+        doc="SCHED_FIFO priority of the node's threads (1-99), below the loop's: a watcher of the "
+        "loop keeps its share of the cores when the loop runs in SCHED_FIFO; 0: normal scheduling",
+    )
     marker_rate: float = setting(
         30.0, ge=0.0, le=1000.0, unit="Hz", doc="marker publication rate; 0 disables markers"
     )

@@ -8,7 +8,7 @@ the hull of the loaded soles' corners.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -33,12 +33,44 @@ class RunRecording:
         q: (n, nq) configurations (true base pose and measured joints).
         efforts: (n, ndof) measured joint torques [N m].
         wrenches: F/T sensor name to (n, 6) readings (NaN where none was received yet).
+        events: Topic (``targets/<task>``, ``apply_wrench``, without the namespace) to the
+            header stamp of its first recorded message [s]: when the scenario sent it.
     """
 
     time: np.ndarray
     q: np.ndarray
     efforts: np.ndarray
     wrenches: dict[str, np.ndarray] = field(default_factory=dict)
+    events: dict[str, float] = field(default_factory=dict)
+
+
+def aligned(recording: RunRecording, scenario: DemoScenario) -> tuple[RunRecording, DemoScenario]:
+    """The recording from the scenario's start on (times from there) and the recorded push.
+
+    The scenario node counts its times from the first state it receives, which comes after
+    robot time 0 when the node (or the controller whose ``odom`` it waits for) starts late, or
+    in real-time pacing, where robot time runs from the simulator's start. The target it sent,
+    stamped with its clock, gives that start (its stamp less ``hand_start``); the push's stamp
+    gives the push. Without a recorded target the recording is taken as it is.
+    """
+    hand = recording.events.get(f"targets/{scenario.hand_task}")
+    origin = 0.0 if hand is None else hand - scenario.hand_start
+    push = recording.events.get("apply_wrench")
+    if push is not None:
+        scenario = replace(scenario, push_time=push - origin)
+    if origin == 0.0:
+        return recording, scenario
+    keep = recording.time >= origin
+    return (
+        RunRecording(
+            time=recording.time[keep] - origin,
+            q=recording.q[keep],
+            efforts=recording.efforts[keep],
+            wrenches={name: series[keep] for name, series in recording.wrenches.items()},
+            events={topic: t - origin for topic, t in recording.events.items()},
+        ),
+        scenario,
+    )
 
 
 def read_recording(bag: Path, model: WholeBodyModel, *, namespace: str = "") -> RunRecording:
@@ -49,6 +81,7 @@ def read_recording(bag: Path, model: WholeBodyModel, *, namespace: str = "") -> 
     prefix = namespace.rstrip("/") if namespace else ""
     sensors = {f"{prefix}/ft/{sensor.name}": sensor.name for sensor in model.config.ft_sensors}
     wanted = {f"{prefix}/joint_states", f"{prefix}/ground_truth/odom", *sensors}
+    events: dict[str, float] = {}
     joint_samples: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     base_samples: dict[int, np.ndarray] = {}
     wrench_samples: dict[str, list[tuple[int, np.ndarray]]] = {
@@ -56,11 +89,19 @@ def read_recording(bag: Path, model: WholeBodyModel, *, namespace: str = "") -> 
     }
     order = None
     with AnyReader([bag], default_typestore=get_typestore(Stores.ROS2_KILTED)) as reader:
+        event_topics = {
+            c.topic: c.topic[len(prefix) + 1 :]
+            for c in reader.connections
+            if c.topic == f"{prefix}/apply_wrench" or c.topic.startswith(f"{prefix}/targets/")
+        }
+        wanted |= set(event_topics)
         connections = [c for c in reader.connections if c.topic in wanted]
         for connection, _, raw in reader.messages(connections=connections):
             message = reader.deserialize(raw, connection.msgtype)
             stamp = message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
-            if connection.topic.endswith("/joint_states"):
+            if connection.topic in event_topics:
+                events.setdefault(event_topics[connection.topic], stamp * 1e-9)
+            elif connection.topic.endswith("/joint_states"):
                 if order is None:
                     order = np.array([model.joint_index(name) for name in message.name])
                 position = np.empty(model.ndof)
@@ -93,7 +134,7 @@ def read_recording(bag: Path, model: WholeBodyModel, *, namespace: str = "") -> 
             valid = index >= 0
             series[valid] = values[index[valid]]
         wrenches[name] = series
-    return RunRecording(time, q, efforts, wrenches)
+    return RunRecording(time, q, efforts, wrenches, events)
 
 
 @dataclass
@@ -126,7 +167,7 @@ class RunReport:
         return "\n".join(
             [
                 f"duration           {self.duration:.2f} s simulated in {self.wall_time:.1f} s "
-                f"(real-time factor {self.real_time_factor:.2f})",
+                f"(real-time factor {self.real_time_factor:.2f}, the processes' start included)",
                 f"CoM tracking       RMS {1e3 * self.com_error_rms:.1f} mm, max "
                 f"{1e3 * self.com_error_max:.1f} mm (horizontal, before the push)",
                 f"hand tracking      RMS {1e3 * self.hand_error_rms:.1f} mm, max "
@@ -136,7 +177,7 @@ class RunReport:
                 f"polygon (after {SETTLING_TIME} s), {1e3 * self.zmp_margin_push:.1f} mm during "
                 "the push",
                 f"push               {self.push_impulse:.2f} N s on {scenario.push_frame} at "
-                f"t = {scenario.push_time} s; CoM moved "
+                f"t = {scenario.push_time:.2f} s; CoM moved "
                 f"{1e3 * self.com_excursion_after_push:.1f} mm",
                 f"outcome            {verdict} (feet moved {1e3 * self.feet_displacement:.2f} mm, "
                 f"base height change {1e3 * self.base_height_drop:.1f} mm)",
@@ -145,9 +186,18 @@ class RunReport:
 
 
 def analyze(
-    recording: RunRecording, model: WholeBodyModel, scenario: DemoScenario, *, wall_time: float
+    recording: RunRecording,
+    model: WholeBodyModel,
+    scenario: DemoScenario,
+    *,
+    wall_time: float,
+    simulated: float | None = None,
 ) -> RunReport:
-    """Compute the report's figures (see the module docstring)."""
+    """Compute the report's figures (see the module docstring).
+
+    ``simulated``: the run's simulated duration [s] for the real-time factor (default: the
+    recording's span).
+    """
     sensors = FootForceSensors(model)
     options = MarkerOptions()
     soles = [sole.frame for sole in model.config.soles]
@@ -199,7 +249,7 @@ def analyze(
     push_margin = margin[push & np.isfinite(margin)]
     stayed_up = feet_displacement < 0.01 and base_drop > -0.05
     return RunReport(
-        duration=float(t[-1] - t[0]),
+        duration=float(t[-1] - t[0]) if simulated is None else simulated,
         wall_time=wall_time,
         com_error_rms=float(np.sqrt(np.mean(com_error[standing] ** 2))) if standing.any() else 0.0,
         com_error_max=float(com_error[standing].max()) if standing.any() else 0.0,

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from wbm_bringup.demo.report import analyze, read_recording, write_plots
+from wbm_bringup.demo.report import aligned, analyze, read_recording, write_plots
 from wbm_bringup.demo.scenario import DemoScenario
 from wbm_bringup.launching import LaunchPlan, LaunchRunner, plan_launch
 from wbm_bringup.share import launch_file
@@ -101,7 +101,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print("[wbm demo] computing the report from the recording ...", flush=True)
     model = WholeBodyModel.from_config(load_robot("icub"))
-    report = analyze(read_recording(bag, model), model, scenario, wall_time=wall_time)
+    recording = read_recording(bag, model)
+    simulated = float(recording.time[-1] - recording.time[0])
+    recording, scenario = aligned(recording, scenario)  # from the scenario's start on
+    report = analyze(recording, model, scenario, wall_time=wall_time, simulated=simulated)
     plots = write_plots(report, model, scenario, output)
     print(report.text(scenario))
     layout = copy_layout_beside(bag)

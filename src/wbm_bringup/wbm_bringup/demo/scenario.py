@@ -117,4 +117,11 @@ class ScenarioNodeSettings(Settings):
 
     robot: str = setting("icub", nonempty=True, doc="registered robot name or robot config file")
     world_frame: str = setting("world", nonempty=True, doc="frame_id of the hand target pose")
+    realtime_priority: int = setting(
+        0,
+        ge=0,
+        le=99,
+        doc="SCHED_FIFO priority of the node's threads (1-99), below the loop's; 0: normal "
+        "scheduling",
+    )
     scenario: DemoScenario = setting(default_factory=DemoScenario)

@@ -7,9 +7,11 @@ import time
 from wbm_control.jit import (
     active_set_kernels,
     balance_kernels,
+    command_kernels,
     estimator_kernels,
     feedforward_kernels,
     ik_kernels,
+    kinematics_kernels,
     task_kernels,
     whole_body_qp_kernels,
     zmp_kernels,
@@ -20,9 +22,11 @@ from wbm_control.jit import (
 MODULES = (
     active_set_kernels,
     balance_kernels,
+    command_kernels,
     estimator_kernels,
     feedforward_kernels,
     ik_kernels,
+    kinematics_kernels,
     task_kernels,
     whole_body_qp_kernels,
     zmp_kernels,

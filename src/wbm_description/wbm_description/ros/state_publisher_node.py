@@ -145,8 +145,9 @@ class StatePublisherNode(WbmNode):
         )
 
     def start(self) -> None:
-        """Start taking the inputs (the input thread)."""
+        """Start taking the inputs (the input thread), then apply the priority."""
         self.input_thread.start()
+        self.apply_realtime_priority(self.settings.realtime_priority)
 
     def stop(self) -> None:
         """Stop the input thread."""

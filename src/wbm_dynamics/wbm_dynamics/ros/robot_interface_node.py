@@ -222,18 +222,20 @@ class RobotInterfaceNode(WbmNode):
     def start(self) -> None:
         """Start the pacing loop and the input thread, then apply the realtime priority.
 
-        The priority goes to every thread of the process, those two included.
+        The priority goes to every thread of the process, those two included; in realtime and
+        lockstep pacing (in lockstep the loop's hand-overs, simulator to controller and back,
+        then happen at once instead of after the scheduler's wake-up latency; the watchers keep
+        their share in SCHED_FIFO below the loop's, the launch files' ``watcher_priority``).
         """
         self.loop.start()
         self.input_thread.start()
         priority = self.settings.realtime_priority
-        if priority and self.settings.pacing != "realtime":
-            # Without deadlines a loop in SCHED_FIFO only runs ahead of everything else: in
-            # lockstep it would take the cores from the state publisher, recorder and viewer
-            # that watch it, and as fast as possible it never waits at all.
+        if priority and self.settings.pacing == "as_fast_as_possible":
+            # A loop that never waits, in SCHED_FIFO, would keep a core from every other
+            # process. Realtime and lockstep loops wait for their period or for the command.
             self.get_logger().info(
-                f"realtime_priority {priority} not applied in {self.settings.pacing} pacing "
-                "(no deadlines to hold): normal scheduling"
+                f"realtime_priority {priority} not applied in as_fast_as_possible pacing (the "
+                "loop never waits): normal scheduling"
             )
             return
         self.apply_realtime_priority(priority)
