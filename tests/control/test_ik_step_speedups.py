@@ -39,6 +39,7 @@ from wbm_control.contacts import ContactSet
 from wbm_control.controller_settings import ControllerSettings
 from wbm_control.differential_ik import DifferentialIK
 from wbm_control.exceptions import InputError
+from wbm_control.planned_acceleration import AccelerationTarget
 from wbm_control.wrench_distribution import all_finite
 
 TOLERANCE = 1e-9  # see the module docstring
@@ -122,16 +123,28 @@ def test_the_faster_ik_paths_compute_what_the_formulas_before_computed(icub, mon
         return new
 
     monkeypatch.setattr(DifferentialIK, "_solve_quadprog", compared_solve)
-    planned = ik_mode.planned_acceleration
+    planned = ik_mode.solve_planned_acceleration
 
-    def compared_planned(model, data, q, v, frames, **kwargs):
-        new = planned(model, data, q, v, frames, **kwargs)
-        old = planned_acceleration_before(model, model.createData(), q, v, frames, **kwargs)
+    def compared_planned(model, data, q, v, frame_ids, workspace, **kwargs):
+        # The numpy formula before (its own kinematics pass) on the targets and costs the
+        # mode wrote into the workspace.
+        frames = [
+            AccelerationTarget(
+                frame_id, workspace.frame_targets[k].copy(), workspace.frame_costs[k].copy()
+            )
+            for k, frame_id in enumerate(frame_ids)
+        ]
+        com_cost = workspace.costs[:3].copy()
+        new = planned(model, data, q, v, frame_ids, workspace, **kwargs).copy()
+        kwargs.pop("jacobians"), kwargs.pop("com_jacobian")
+        old = planned_acceleration_before(
+            model, model.createData(), q, v, frames, com_cost=com_cost, **kwargs
+        )
         close(new, old, "planned acceleration")
         compared["acceleration"] += 1
-        return planned(model, data, q, v, frames, **kwargs)  # data as the step leaves it
+        return new
 
-    monkeypatch.setattr(ik_mode, "planned_acceleration", compared_planned)
+    monkeypatch.setattr(ik_mode, "solve_planned_acceleration", compared_planned)
     distribute = motion_feedforward.solve_wrench_distribution
     motion = motion_feedforward.motion_torques
     state = {}

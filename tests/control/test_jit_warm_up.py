@@ -4,8 +4,9 @@ numba compiles a kernel once per signature (argument types, array layouts). ``wa
 (what the controller node calls while it starts, and ``tools/setup.sh`` into the cache) must
 compile every signature a step then uses: otherwise a control cycle pays a compile (0.1-2 s).
 Checked on the regression sequence (mode torque with and without servo references, mode ik;
-targets, a released and re-held sole, a swing target, a safe hold) and with the shipped
-settings (the polish on), and on a walk on our simulator through its first swing.
+targets, a released and re-held sole, a swing target, a safe hold), with the shipped settings
+(the polish on; mode ik with its motion feed-forward, through the regression's contact events),
+and on a walk on our simulator through its first swing.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pkgutil
 
 import numba
 from control_helpers import CONTROLLER_YAML
-from controller_regression import VARIANTS, readings_at, run_sequence
+from controller_regression import VARIANTS, contact_events, readings_at, run_sequence
 
 import wbm_control.jit as jit
 from wbm_bringup.walking_rig import controller_settings, make_walking_rig
@@ -60,6 +61,13 @@ def test_no_step_compiles_a_kernel(icub):
     shipped = WholeBodyController(icub, ControllerSettings.from_yaml(CONTROLLER_YAML))
     for step in range(40):
         shipped.step(readings_at(icub, step))
+    # Mode ik as shipped (the regression's ik variant has the quasi-static feed-forward): the
+    # motion feed-forward's kernels, through a released, lifted and re-held sole.
+    settings = ControllerSettings.from_yaml(CONTROLLER_YAML)
+    shipped_ik = WholeBodyController(icub, settings.replace(mode="ik"))
+    for step in range(70):
+        shipped_ik.step(readings_at(icub, step))
+        contact_events(shipped_ik, step)
     after = _signatures()
     new = {k: after[k] - before.get(k, set()) for k in after if after[k] - before.get(k, set())}
     assert not new, f"compiled in a control step (add to the module's warm_up): {new}"

@@ -36,6 +36,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from controller_regression import contact_events, make_controller, readings_at
+from ik_reference import build_arrays_before
 
 from wbm_control import small_linalg, torque_mode, wrench_distribution
 from wbm_control.balance import ft_wrenches_in_world
@@ -399,19 +400,21 @@ def test_the_faster_step_computes_what_the_step_before_computed(icub, mode, monk
 
         monkeypatch.setattr(torque_mode, "build_whole_body_qp", compared_build)
     else:
-        set_targets = DifferentialIK._set_task_targets
+        build_arrays = DifferentialIK._build_arrays
 
-        def compared_targets(ik, dt):
-            set_targets(ik, dt)
-            for name, task in ik.frame_tasks.items():
-                target = ik._targets[name]
-                ff = ik._feedforward[name] / max(ik.gains[name], 1e-9)
-                before = pin.SE3(target.rotation, target.translation + ff)  # the formula before
-                _close(task.transform_target_to_world.homogeneous, before.homogeneous, name)
-                compared["moving targets"] += bool(ik._feedforward[name].any())
+        def compared_targets(ik, q, dt):
+            # The IK's QP built by its kernel (targets with their feed-forward folded in) and
+            # by the numpy build before it (ik_reference), to rounding relative to the
+            # matrices' scale (H ~3e4: see test_differential_ik's direct build test).
+            new = [array.copy() for array in build_arrays(ik, q, dt)]
+            for name, array, old in zip("Hch", new, build_arrays_before(ik, q, dt), strict=True):
+                scale = 1.0 + float(np.max(np.abs(old)))
+                np.testing.assert_allclose(array, old, rtol=0.0, atol=1e-12 * scale, err_msg=name)
+            compared["moving targets"] += int(np.count_nonzero(ik._target_velocities.any(1)))
             compared["targets"] += 1
+            return build_arrays(ik, q, dt)
 
-        monkeypatch.setattr(DifferentialIK, "_set_task_targets", compared_targets)
+        monkeypatch.setattr(DifferentialIK, "_build_arrays", compared_targets)
         distribution = wrench_distribution.build_wrench_distribution
 
         def compared_distribution(contacts, com, net, **kwargs):

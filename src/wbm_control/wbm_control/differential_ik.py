@@ -10,11 +10,16 @@ gain is set to min(1, k_t dt) at every call, so the commanded task velocity is k
 the control rate. Targets can carry a feed-forward velocity, folded into the target (a first-order
 tracker with target p + pd / k has no steady lag on a ramp).
 
-:meth:`DifferentialIK.build` assembles pink's QP itself, term by term in pink's order and with
-pink's formulas (frame task: error log6(T_frame^-1 T_target) and Jacobian -Jlog6 J_local; CoM;
-posture; configuration and velocity limits), from one kinematics pass, without pink's per-step
-``Configuration`` and its repeated CoM passes; :meth:`DifferentialIK.build_with_pink` is pink's
-own ``build_ik``, the reference the tests compare it with (same matrices to rounding).
+:meth:`DifferentialIK.build` assembles pink's QP itself, term by term with pink's formulas (frame
+task: error log6(T_frame^-1 T_target) and Jacobian -Jlog6 J_local; CoM; posture; configuration
+and velocity limits), from one kinematics pass (joint Jacobians, the tasks' frames, the CoM) and
+one compiled call (:func:`wbm_control.jit.ik_kernels.build_ik_qp`: Pinocchio's log6 and Jlog6
+written out), without pink's per-step ``Configuration``. Targets are kept as arrays (4 x 4 poses,
+feed-forward velocities); the frame and CoM tasks' pink cost arrays are views of the IK's cost
+rows, and the gains are fixed at construction (``gains`` is read-only).
+:meth:`DifferentialIK.build_with_pink` is pink's own ``build_ik``, the reference the tests
+compare it with (same matrices to rounding, 1e-12 relative to their largest entry); the numpy
+build it replaced is ``tests/control/ik_reference.py``.
 
 Convergence: the step is only as good as the QP's solution. qpsolvers' default tolerances for
 ProxQP (1e-3 class) leave steps that stall or fail on active velocity and position limits (a
@@ -34,6 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 import pinocchio as pin
@@ -45,6 +51,7 @@ from pink.tasks import ComTask, FrameTask, PostureTask
 from pink.utils import get_root_joint_dim
 
 from wbm_control.exceptions import InputError, NoSolutionFound
+from wbm_control.jit import ik_kernels
 from wbm_description.exceptions import NameNotFound
 
 LOCAL = pin.ReferenceFrame.LOCAL
@@ -60,9 +67,6 @@ DEFAULT_SOLVER_OPTIONS: dict[str, dict[str, float]] = {
 
 FALLBACK_SOLVER = "quadprog"
 """The backend that solves a step again when another configured one fails (if installed)."""
-
-_NO_VELOCITY = np.zeros(3)
-_NO_VELOCITY.flags.writeable = False  # the feed-forward of a target set without one
 
 
 @dataclass(frozen=True)
@@ -157,15 +161,66 @@ class DifferentialIK:
         self.posture_task = PostureTask(cost=posture_cost)
         self.gains["posture"] = posture_gain
         self.posture_task.set_target(pin.neutral(self.model))
-        self._feedforward: dict[str, np.ndarray] = {}
-        self._targets: dict[str, object] = {}
-        # Constant parts of the direct build (see build).
-        self._frame_ids = {
-            name: self.model.getFrameId(task.frame) for name, task in self.frame_tasks.items()
-        }
+        # The direct build's arrays (see _build_arrays): the tasks in frame_tasks' order, then
+        # the CoM; pink's cost arrays are views of ``_costs`` (their set_*_cost write there).
+        names = list(self.frame_tasks)
+        n_frames = len(names)
+        nv = self.model.nv
+        self._task_index = {name: k for k, name in enumerate(names)}
+        self._frame_id_list = [self.model.getFrameId(self.frame_tasks[n].frame) for n in names]
+        self._costs = np.zeros((n_frames + 1, 6))
+        for k, name in enumerate(names):
+            self._costs[k] = self.frame_tasks[name].cost
+            self.frame_tasks[name].cost = self._costs[k]
+        if self.com_task is not None:
+            self._costs[n_frames, :3] = self.com_task.cost
+            self.com_task.cost = self._costs[n_frames, :3]
+        self.gains = MappingProxyType(self.gains)  # read into _gains: fixed from here
+        self._gains = np.array([self.gains[n] for n in names] + [com_gain], dtype=float)
+        self._supports = np.zeros((n_frames + 1, nv), dtype=np.uint8)
+        for k, frame_id in enumerate(self._frame_id_list):
+            joint = self.model.frames[frame_id].parentJoint
+            for j in self.model.supports[joint]:
+                if j > 0:
+                    start = self.model.joints[j].idx_v
+                    self._supports[k, start : start + self.model.joints[j].nv] = 1
+        self._supports[n_frames] = 1
+        self._frame_poses = np.zeros((n_frames, 4, 4))
+        self._target_poses = np.zeros((n_frames, 4, 4))
+        self._target_velocities = np.zeros((n_frames, 3))
+        self._target_set = np.zeros(n_frames, dtype=bool)
+        self._com = np.zeros((3, 3))  # the CoM, its target, the target's velocity
+        self._com_set = False
+        self._targets_complete = False
+        self._no_com_jacobian = np.zeros((3, nv))
+        # The configuration index of each velocity, when every joint past the root has one of
+        # each (revolute, prismatic): the kernel computes the differences; else pinocchio.
         self._root_nv = get_root_joint_dim(self.model)[1]
+        q_index = np.full(nv, -1, dtype=np.int64)
+        one_dof = True
+        for joint in self.model.joints[1:]:
+            if joint.idx_v < self._root_nv:
+                continue
+            if joint.nq != 1 or joint.nv != 1:
+                one_dof = False
+            else:
+                q_index[joint.idx_v] = joint.idx_q
+        self._q_index = q_index
+        self._differences = np.zeros((3, nv))
+        self._position_limits = np.vstack(
+            [self.model.upperPositionLimit, self.model.lowerPositionLimit]
+        )
+        self._params = np.zeros(ik_kernels.N_PARAMS)
+        self._params[ik_kernels.COM_GAIN] = com_gain
+        self._params[ik_kernels.HAS_COM] = 1.0 if self.com_task is not None else 0.0
+        self._params[ik_kernels.POSTURE_GAIN] = posture_gain
+        self._params[ik_kernels.LIMIT_GAIN] = self.limits[0].config_limit_gain
         configuration_limit, velocity_limit = self.limits
-        self._configuration_indices = configuration_limit.indices
+        # A writeable copy (pink's is read-only: another kernel signature).
+        self._configuration_indices = np.array(configuration_limit.indices, dtype=np.int64)
+        if configuration_limit.projection_matrix is None:
+            self._configuration_indices = np.zeros(0, dtype=np.int64)
+        self._params[ik_kernels.DIFFERENCES] = 0.0 if one_dof else 1.0
         self._velocity_indices = velocity_limit.indices
         blocks = [
             matrix
@@ -178,12 +233,13 @@ class DifferentialIK:
         self._quadprog_constraints = (
             None if self._inequality_matrix is None else -self._inequality_matrix.T
         )
-        self._frame_rows = np.empty((6, self.model.nv))  # a frame task's weighted Jacobian
-        self._damped_identity = (np.nan, np.eye(0))  # (damping, damping * I) of the last build
-        # h's buffer and its velocity-limit rows' (dt, dt * v_max), see _build_arrays.
+        self._H = np.empty((nv, nv))
+        self._c = np.empty(nv)
+        self._rows = np.empty((6, nv))
         n_h = 0 if self._inequality_matrix is None else self._inequality_matrix.shape[0]
         self._h = np.empty(n_h)
-        self._velocity_rows = (np.nan, np.empty(0))
+        self._velocity_rows = (np.nan, np.empty(0))  # (dt, dt * v_max) of the last build
+        ik_kernels.warm_up()  # compiled or loaded from the cache now, not in a control cycle
 
     @property
     def tasks(self) -> list:
@@ -196,20 +252,30 @@ class DifferentialIK:
     def set_frame_target(
         self, name: str, pose: pin.SE3, velocity: np.ndarray | None = None
     ) -> None:
-        """Target pose of a frame task in the world; optional feed-forward velocity [m/s]."""
-        if name not in self.frame_tasks:
+        """Target pose of a frame task in the world; optional feed-forward velocity [m/s].
+
+        The pose is copied (its homogeneous matrix); so is the velocity.
+        """
+        index = self._task_index.get(name)
+        if index is None:
             raise NameNotFound("task", name, self.frame_tasks, where="IK")
-        self._targets[name] = pose.copy()
-        self._feedforward[name] = (
-            _NO_VELOCITY if velocity is None else np.asarray(velocity, dtype=float)[:3]
-        )
+        self._target_poses[index] = pose.homogeneous
+        if velocity is None:
+            self._target_velocities[index] = 0.0
+        else:
+            self._target_velocities[index] = velocity[:3]
+        self._target_set[index] = True
 
     def set_com_target(self, com: np.ndarray, velocity: np.ndarray | None = None) -> None:
         """Target CoM position in the world [m]; optional feed-forward velocity [m/s]."""
         if self.com_task is None:
             raise InputError("com", "an IK built with a CoM task (com_cost)")
-        self._targets["com"] = np.asarray(com, dtype=float).copy()
-        self._feedforward["com"] = np.zeros(3) if velocity is None else np.asarray(velocity)
+        self._com[1] = com
+        if velocity is None:
+            self._com[2] = 0.0
+        else:
+            self._com[2] = velocity
+        self._com_set = True
 
     def set_posture_target(self, q: np.ndarray) -> None:
         """Target configuration of the posture task (its base part is ignored by pink)."""
@@ -219,32 +285,34 @@ class DifferentialIK:
         self._set_task_targets(dt)
         return Configuration(self.model, self.data, q, copy_data=False)
 
-    def _set_task_targets(self, dt: float) -> None:
-        """The pink tasks' targets (feed-forward folded in) and per-step gains min(1, k dt)."""
+    def _check_targets(self, dt: float) -> None:
+        """Raise InputError unless dt > 0 and every task has a target."""
         if not dt > 0.0:
             raise InputError("dt", "a positive time step [s]", dt)
+        if self._targets_complete:  # every target set once (they stay set)
+            return
+        if not self._target_set.all():
+            name = list(self.frame_tasks)[int(np.argmin(self._target_set))]
+            raise InputError(f"target of task '{name}'", "a target set before solving")
+        if self.com_task is not None and not self._com_set:
+            raise InputError("target of task 'com'", "a target set before solving")
+        self._targets_complete = True
+
+    def _set_task_targets(self, dt: float) -> None:
+        """The pink tasks' targets (feed-forward folded in) and per-step gains min(1, k dt)."""
+        self._check_targets(dt)
         for name, task in self.frame_tasks.items():
-            target = self._targets.get(name)
-            if target is None:
-                raise InputError(f"target of task '{name}'", "a target set before solving")
-            feedforward = self._feedforward[name]
+            index = self._task_index[name]
+            target = pin.SE3(self._target_poses[index])
+            feedforward = self._target_velocities[index]
             # feedforward.any() on its three floats (a NaN counts as non-zero, as there).
-            # pink's set_target(T) is transform_target_to_world = T.copy(): the new pose, or
-            # the IK's own copy of the target (set_frame_target's), is given without a copy.
-            if feedforward is not _NO_VELOCITY and any(feedforward.tolist()):
+            if any(feedforward.tolist()):
                 ff = feedforward / max(self.gains[name], 1e-9)
-                task.transform_target_to_world = pin.SE3(target.rotation, target.translation + ff)
-            else:  # p + 0 = p: the target itself
-                task.transform_target_to_world = target
+                target = pin.SE3(target.rotation, target.translation + ff)
+            task.transform_target_to_world = target
             task.gain = min(1.0, self.gains[name] * dt)
         if self.com_task is not None:
-            target = self._targets.get("com")
-            if target is None:
-                raise InputError("target of task 'com'", "a target set before solving")
-            # pink's set_target(c) is target_com = c.copy(): the new array given without a copy.
-            self.com_task.target_com = target + self._feedforward["com"] / max(
-                self.gains["com"], 1e-9
-            )
+            self.com_task.target_com = self._com[1] + self._com[2] / max(self.gains["com"], 1e-9)
             self.com_task.gain = min(1.0, self.gains["com"] * dt)
         self.posture_task.gain = min(1.0, self.gains["posture"] * dt)
 
@@ -264,102 +332,59 @@ class DifferentialIK:
         """
         H, c, h = self._build_arrays(q, dt)
         if h is None:
-            return qpsolvers.Problem(H, c)
-        return qpsolvers.Problem(H, c, self._inequality_matrix, h.copy())  # h: the buffer's
+            return qpsolvers.Problem(H.copy(), c.copy())
+        # Copies: the arrays are the buffers of the next build.
+        return qpsolvers.Problem(H.copy(), c.copy(), self._inequality_matrix, h.copy())
 
     def _build_arrays(
         self, q: np.ndarray, dt: float
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """(P, c, h) of :meth:`build` (G is the constant ``_inequality_matrix``).
 
-        h is a buffer of this object's, overwritten by the next build.
+        One kinematics pass (joint Jacobians, the tasks' frames, the CoM) and one compiled call
+        (:func:`wbm_control.jit.ik_kernels.build_ik_qp`). P, c and h are buffers of this
+        object's, overwritten by the next build.
         """
         q = np.asarray(q, dtype=float)
-        self._set_task_targets(dt)
+        self._check_targets(dt)
         model, data = self.model, self.data
         pin.computeJointJacobians(model, data, q)
-        pin.updateFramePlacements(model, data)
-        nv = model.nv
-        damping, damped_identity = self._damped_identity
-        if damping != self.damping or damped_identity.shape[0] != nv:
-            damped_identity = self.damping * np.eye(nv)
-            damped_identity.flags.writeable = False
-            self._damped_identity = (self.damping, damped_identity)
-        H = damped_identity.copy()  # damping * I
-        c = np.zeros(nv)
-        # Each frame task's term 1/2 ||W J dq + W (gain e)||^2 (pink's objective), added in
-        # pink's order, with its weighted Jacobian written into one buffer. pink's Jacobian is
-        # -Jlog6 J_local: the sign is carried by the weighted error instead, which gives the
-        # same numbers to the bit (H: (-X)^T (-X) = X^T X; c: -(W (-gain e))^T (W (-Jlog6 J))
-        # = (W (-gain e))^T (W Jlog6 J), every product negated twice).
-        weighted_jacobian, oMf = self._frame_rows, data.oMf
-        for name, task in self.frame_tasks.items():
-            frame_id = self._frame_ids[name]
-            frame_to_world = oMf[frame_id]
-            target_to_world = task.transform_target_to_world
-            error = pin.log(frame_to_world.actInv(target_to_world)).vector
-            np.matmul(
-                pin.Jlog6(target_to_world.actInv(frame_to_world)),
-                pin.getFrameJacobian(model, data, frame_id, LOCAL),
-                out=weighted_jacobian,
-            )
-            cost = task.cost
-            weighted_jacobian *= cost[:, None]
-            # ndarray.dot: the BLAS calls of @ (syrk, gemv), without the operator's dispatch.
-            H += weighted_jacobian.T.dot(weighted_jacobian)
-            c += (cost * (-task.gain * error)).dot(weighted_jacobian)
-        # Posture: e = q* - q (joints), J = [0 I]; the weight is a scalar (diagonal terms only).
-        posture = self.posture_task
-        root = self._root_nv
-        error = pin.difference(model, posture.target_q, q)[root:]
-        cost = posture.cost
-        weighted_error = cost * (-posture.gain * error)
-        diagonal = H.reshape(-1)[root * (nv + 1) :: nv + 1]  # a view of H's diagonal from root
-        diagonal += cost * cost
-        c[root:] += -weighted_error * cost
+        frames = self._frame_poses
+        for k, frame_id in enumerate(self._frame_id_list):
+            frames[k] = pin.updateFramePlacement(model, data, frame_id).homogeneous
+        com = self._com
         if self.com_task is not None:
-            com = pin.centerOfMass(model, data, POSITION, True)
-            jacobian = pin.jacobianCenterOfMass(model, data, False)
-            error = com - self.com_task.target_com
-            self._add_objective(H, c, jacobian, error, self.com_task.cost, self.com_task.gain)
-        if self._inequality_matrix is None:
-            return H, c, None
-        # h: the parts of pink's limits in G's order, written into a buffer of this object's
-        # (returned: valid until the next build).
-        configuration_limit, velocity_limit = self.limits
-        h, row = self._h, 0
-        if configuration_limit.projection_matrix is not None:
-            gain, indices = configuration_limit.config_limit_gain, self._configuration_indices
-            k = indices.size
-            upper = pin.difference(model, q, model.upperPositionLimit)[indices]
-            np.multiply(gain, upper, out=h[:k])
-            lower = pin.difference(model, q, model.lowerPositionLimit)[indices]
-            np.negative(np.multiply(gain, lower, out=h[k : 2 * k]), out=h[k : 2 * k])
-            row = 2 * k
-        if velocity_limit.projection_matrix is not None:
-            step, v_max = self._velocity_rows
-            if step != dt:
+            com[0] = pin.centerOfMass(model, data, POSITION, True)
+            com_jacobian = pin.jacobianCenterOfMass(model, data, False)
+        else:
+            com_jacobian = self._no_com_jacobian
+        params = self._params
+        params[ik_kernels.DT] = dt
+        params[ik_kernels.DAMPING] = self.damping
+        params[ik_kernels.POSTURE_COST] = self.posture_task.cost
+        posture_target = self.posture_task.target_q
+        if params[ik_kernels.DIFFERENCES] != 0.0:  # joints of more than one coordinate
+            differences = self._differences
+            differences[0] = pin.difference(model, posture_target, q)
+            differences[1] = pin.difference(model, q, model.upperPositionLimit)
+            differences[2] = pin.difference(model, q, model.lowerPositionLimit)
+        step, v_max = self._velocity_rows
+        if step != dt:
+            velocity_limit = self.limits[1]
+            if velocity_limit.projection_matrix is None:
+                v_max = np.zeros(0)
+            else:
                 v_max = dt * velocity_limit.velocity_limit[self._velocity_indices]
-                self._velocity_rows = (dt, v_max)
-            k = v_max.size
-            h[row : row + k] = v_max
-            h[row + k : row + 2 * k] = v_max
-        return H, c, h
-
-    @staticmethod
-    def _add_objective(
-        H: np.ndarray,
-        c: np.ndarray,
-        jacobian: np.ndarray,
-        error: np.ndarray,
-        cost: np.ndarray,
-        gain: float,
-    ) -> None:
-        """Add 1/2 ||J dq + gain e||^2_W with W = diag(cost)^2 (pink's task objective)."""
-        weighted_jacobian = cost[:, None] * jacobian
-        weighted_error = cost * (-gain * error)
-        H += weighted_jacobian.T.dot(weighted_jacobian)  # @'s BLAS calls, see _build_arrays
-        c += (-weighted_error).dot(weighted_jacobian)
+            self._velocity_rows = (dt, v_max)
+        ik_kernels.build_ik_qp(
+            data.J, frames, self._target_poses, self._target_velocities, self._supports,
+            self._costs, self._gains, com, com_jacobian, q, posture_target, self._q_index,
+            self._position_limits, self._configuration_indices, v_max, params,
+            self._differences, self._H, self._c, self._h, self._rows,
+        )  # fmt: skip
+        if self._inequality_matrix is None:
+            return self._H, self._c, None
+        return self._H, self._c, self._h
 
     def solve(self, q: np.ndarray, dt: float) -> np.ndarray:
         """The velocity v (nv,) [Pinocchio layout, rad/s and m/s] of one IK step.

@@ -38,7 +38,10 @@ from wbm_control.controller_status import ControllerStatus
 from wbm_control.differential_ik import DifferentialIK
 from wbm_control.exceptions import NoSolutionFound
 from wbm_control.motion_feedforward import angular_momentum_compensation, motion_torques
-from wbm_control.planned_acceleration import AccelerationTarget, planned_acceleration
+from wbm_control.planned_acceleration import (
+    PlannedAccelerationWorkspace,
+    solve_planned_acceleration,
+)
 from wbm_control.qp import DenseQPSolver
 from wbm_control.qp_fallback import IK_CLIPPED, ik_fallback_step
 from wbm_control.robot_kinematics import RobotKinematics
@@ -52,10 +55,6 @@ from wbm_description.whole_body_model import WholeBodyModel
 
 #: Largest horizontal CoM offset of the integral action [m].
 COM_INTEGRAL_LIMIT = 0.03
-
-#: The zero acceleration target of a held sole and of the base orientation (read-only).
-_ZERO_ACCELERATION = np.zeros(6)
-_ZERO_ACCELERATION.flags.writeable = False
 
 
 def lifted_soles(active: list[ActiveContact], estimate: BaseEstimate) -> list[str]:
@@ -134,7 +133,13 @@ class IkMode:
         self._com_target: np.ndarray | None = None
         self.acceleration = np.zeros(model.model.nv)
         self.timings: dict[str, float] = {}
-        self._zero_targets: dict[str, AccelerationTarget] = {}
+        # The planned accelerations' rows: the frame tasks in order, then the base orientation
+        # (its target zero); their weights are the IK's costs (read at each solve).
+        self._planned = PlannedAccelerationWorkspace(model.model.nv, len(specs))
+        self._planned_frame_ids = [task.frame_id for task in tasks.frames.values()]
+        self._planned_frame_ids.append(tasks.base_orientation.frame_id)
+        self._planned_names = [*tasks.frames, tasks.base_orientation.name]
+        self._costs_in_order = list(self.ik.frame_tasks) == self._planned_names
         # The moving frame tasks' reference accelerations of the last set_targets (its t).
         self._reference_accelerations: dict[str, np.ndarray] = {}
 
@@ -173,53 +178,53 @@ class IkMode:
         same contacts; the tasks not in it are sampled.
         """
         held = {tasks.task_of_sole[c.sole.name] for c in contacts.active()}
-        ik_tasks = self.ik.frame_tasks
-        targets = []
-        for name, task in tasks.frames.items():
-            cost = ik_tasks[name].cost
+        ik, workspace = self.ik, self._planned
+        frame_ids = self._planned_frame_ids
+        targets, costs = workspace.frame_targets, workspace.frame_costs
+        names = self._planned_names
+        if names[:-1] != list(tasks.frames) or names[-1] != tasks.base_orientation.name:
+            # Other tasks than at construction: a workspace of theirs, their costs by name.
+            names = [*tasks.frames, tasks.base_orientation.name]
+            workspace = PlannedAccelerationWorkspace(self.model.model.nv, len(names))
+            targets, costs = workspace.frame_targets, workspace.frame_costs
+            frame_ids = [task.frame_id for task in tasks.frames.values()]
+            frame_ids.append(tasks.base_orientation.frame_id)
+            for k, name in enumerate(names):
+                costs[k] = ik.frame_tasks[name].cost
+        elif self._costs_in_order:  # pink's cost arrays are views of the IK's rows
+            costs[:] = ik._costs[: len(names)]
+        else:
+            for k, name in enumerate(names):
+                costs[k] = ik.frame_tasks[name].cost
+        if ik.com_task is not None:
+            workspace.costs[:3] = ik.com_task.cost
+        for k, (name, task) in enumerate(tasks.frames.items()):
             if name in held:
-                targets.append(self._zero_acceleration_target(name, task.frame_id, cost))
+                targets[k] = 0.0
                 continue
             acceleration = None
             if reference_accelerations is not None:
                 acceleration = reference_accelerations.get(name)
             if acceleration is None:
                 acceleration = task.reference(t)[2]
-            acceleration = np.asarray(acceleration, dtype=float)
-            targets.append(AccelerationTarget(task.frame_id, acceleration, cost))
-        base = tasks.base_orientation
-        targets.append(
-            self._zero_acceleration_target(base.name, base.frame_id, ik_tasks[base.name].cost)
-        )
-        com_task = self.ik.com_task
-        self.acceleration = planned_acceleration(
+            targets[k] = acceleration
+        targets[-1] = 0.0  # the base orientation's
+        com_task = ik.com_task
+        self.acceleration = solve_planned_acceleration(
             self.model.model,
             self.motion_data,
             q,
             v,
-            targets,
+            frame_ids,
+            workspace,
             com_acceleration=None if com_task is None else com_acceleration,
-            com_cost=0.0 if com_task is None else com_task.cost,
-            joint_cost=float(self.ik.posture_task.cost),
-            damping=max(self.ik.damping, 1e-9),
-            root_rows=self.ik.base_dofs,
+            joint_cost=float(ik.posture_task.cost),
+            damping=max(ik.damping, 1e-9),
+            root_rows=ik.base_dofs,
             jacobians=None if kinematics is None else kinematics.jacobians,
             com_jacobian=None if kinematics is None else kinematics.com_jacobian,
-        )
+        ).copy()
         return self.acceleration
-
-    def _zero_acceleration_target(
-        self, name: str, frame_id: int, cost: np.ndarray
-    ) -> AccelerationTarget:
-        """A task's zero acceleration target (held sole, base orientation), made once.
-
-        Kept while the task's cost is the same array (its values are read at each use).
-        """
-        target = self._zero_targets.get(name)
-        if target is None or target.frame_id != frame_id or target.cost is not cost:
-            target = AccelerationTarget(frame_id, _ZERO_ACCELERATION, cost)
-            self._zero_targets[name] = target
-        return target
 
     def sagittal_compensation(
         self, q: np.ndarray, v: np.ndarray, a: np.ndarray, ground_height: float

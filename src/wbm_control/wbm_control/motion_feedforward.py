@@ -36,8 +36,8 @@ import pinocchio as pin
 
 from wbm_control.contacts import ActiveContact
 from wbm_control.exceptions import InputError, NoSolutionFound
+from wbm_control.jit import feedforward_kernels
 from wbm_control.qp import DenseQPSolver
-from wbm_control.small_linalg import cross3
 from wbm_control.wrench_distribution import all_finite, solve_wrench_distribution
 from wbm_description.whole_body_model import WholeBodyModel
 
@@ -139,20 +139,24 @@ def motion_torques(
     q, v, a = np.asarray(q, dtype=float), np.asarray(v, dtype=float), np.asarray(a, dtype=float)
     sizes = (("q", q, pin_model.nq), ("v", v, pin_model.nv), ("a", a, pin_model.nv))
     for name, value, size in sizes:
-        if value.shape != (size,) or not all_finite(value):
+        if value.shape != (size,):
             raise InputError(name, f"{size} finite values", value.shape)
     tau = pin.rnea(pin_model, data, q, v, a).copy()
     if not contacts:
+        for name, value, _ in sizes:
+            if not all_finite(value):
+                raise InputError(name, f"{value.size} finite values", value.shape)
         return tau[6:], {}
     # The base rows of M a + h are the net contact wrench at the base origin, base axes
-    # (sum_i J_i,base^T f_i); about the CoM in world axes it is dh_G/dt - (m g, 0).
-    base = pin_model.jointPlacements[1] * pin.XYZQUATToSE3(q[:7])  # the free-flyer's placement
+    # (sum_i J_i,base^T f_i); about the CoM in world axes it is dh_G/dt - (m g, 0): one
+    # compiled call (the free flyer's placement from q), which also tells whether tau is finite
+    # (q, v and a are when it is, and they are checked when it is not).
     com = pin.centerOfMass(pin_model, data, POSITION, False)  # rnea placed the joints at q
-    rotation = base.rotation
-    force = rotation.dot(tau[:3])  # ndarray.dot: @'s BLAS call, without its dispatch
     wrench = np.empty(6)
-    wrench[:3] = force
-    wrench[3:] = rotation.dot(tau[3:6]) + cross3(base.translation - com, force)
+    if not feedforward_kernels.base_wrench(tau, q, _root_placement(pin_model), com, wrench):
+        for name, value, _ in sizes:
+            if not all_finite(value):
+                raise InputError(name, f"{value.size} finite values", value.shape)
     try:
         wrenches = solve_wrench_distribution(contacts, com, wrench, mu=mu, solver=solver)
     except NoSolutionFound:
@@ -169,8 +173,21 @@ def motion_torques(
             jacobian = jacobians[frame_id]
         else:
             jacobian = pin.getFrameJacobian(pin_model, data, frame_id, _LWA)
-        joints -= jacobian[:, 6:].T @ wrenches[contact.sole.name]
+        feedforward_kernels.subtract_contact_torques(joints, jacobian, wrenches[contact.sole.name])
     return joints, wrenches
+
+
+#: The root joints' placements in their parents (4 x 4), by model (a model's is constant).
+_root_placements: dict[int, tuple[pin.Model, np.ndarray]] = {}
+
+
+def _root_placement(model: pin.Model) -> np.ndarray:
+    """The free flyer's placement in the universe (``model.jointPlacements[1]``), 4 x 4."""
+    cached = _root_placements.get(id(model))
+    if cached is None or cached[0] is not model:
+        cached = (model, np.ascontiguousarray(model.jointPlacements[1].homogeneous))
+        _root_placements[id(model)] = cached
+    return cached[1]
 
 
 def _minimum_norm_wrenches(

@@ -12,7 +12,9 @@ swing foot's, the CoM's, zero for the held soles and the base orientation) give 
 with J_i the frames' LOCAL_WORLD_ALIGNED Jacobians, Jd_i v their classical acceleration at a = 0
 (the drift), xdd_i their planned classical accelerations (linear [m/s^2], angular [rad/s^2]),
 J_c the CoM Jacobian and Jd_c v the CoM's acceleration at a = 0. Solved by its normal equations
-(nv x nv, positive definite for damping > 0).
+(nv x nv, positive definite for damping > 0): H = A^T A by numpy's BLAS, the rest assembled and
+solved (LAPACK's LU) in one compiled call
+(:func:`wbm_control.jit.feedforward_kernels.planned_acceleration_solve`).
 
 Velocities and accelerations in Pinocchio's layout (the free-flyer's in the base frame). On
 return ``data`` holds the joint Jacobians and frame placements at q (``computeJointJacobians``):
@@ -28,12 +30,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
-from scipy.linalg import lapack
 
 from wbm_control.exceptions import InputError
+from wbm_control.jit import feedforward_kernels
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
-_GESV = lapack.dgesv  # LU with partial pivoting (what np.linalg.solve calls)
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,95 @@ class AccelerationTarget:
     frame_id: int
     acceleration: np.ndarray
     cost: np.ndarray
+
+
+class PlannedAccelerationWorkspace:
+    """The arrays of :func:`solve_planned_acceleration` for nv velocities and a task count.
+
+    Rows: the CoM's three (zero weights without a CoM term), then six per frame, in order.
+
+    Attributes:
+        jacobians: (rows, nv) the rows' Jacobians (LOCAL_WORLD_ALIGNED), filled per solve.
+        costs: (rows,) their weights.
+        targets: (rows,) their planned accelerations; ``frame_targets`` (frames, 6) and
+            ``frame_costs`` (frames, 6) are views of the frames' rows.
+        drifts: (rows,) Jd v, filled per solve.
+        acceleration: (nv,) the solution of the last solve.
+    """
+
+    def __init__(self, nv: int, frames: int):
+        rows = 3 + 6 * frames
+        self.jacobians = np.zeros((rows, nv))
+        self.costs = np.zeros(rows)
+        self.targets = np.zeros(rows)
+        self.drifts = np.zeros(rows)
+        self.frame_targets = self.targets[3:].reshape(frames, 6)
+        self.frame_costs = self.costs[3:].reshape(frames, 6)
+        self.acceleration = np.zeros(nv)
+
+
+def solve_planned_acceleration(
+    model: pin.Model,
+    data: pin.Data,
+    q: np.ndarray,
+    v: np.ndarray,
+    frame_ids: Sequence[int],
+    workspace: PlannedAccelerationWorkspace,
+    *,
+    com_acceleration: np.ndarray | None,
+    joint_cost: float,
+    damping: float,
+    root_rows: int,
+    jacobians: Mapping[int, np.ndarray] | None = None,
+    com_jacobian: np.ndarray | None = None,
+) -> np.ndarray:
+    """:func:`planned_acceleration` on a workspace whose costs and frame targets are set.
+
+    ``workspace.costs`` (the CoM's first three) and ``workspace.frame_targets`` are read;
+    the Jacobians, the drifts and the CoM target are filled here (one kinematics pass at
+    (q, v, 0), Pinocchio's classical accelerations), then one compiled call
+    (:func:`wbm_control.jit.feedforward_kernels.planned_acceleration_solve`). Returns
+    ``workspace.acceleration`` (overwritten by the next solve). The other arguments are
+    :func:`planned_acceleration`'s (damping > 0 and the sizes unchecked).
+    """
+    nv = model.nv
+    ws = workspace
+    rows, drifts = ws.jacobians, ws.drifts
+    pin.forwardKinematics(model, data, q, v, np.zeros(nv))
+    given = jacobians is not None and com_jacobian is not None
+    if not given:
+        pin.computeJointJacobians(model, data, q)
+    if com_acceleration is not None:
+        pin.centerOfMass(model, data, pin.KinematicLevel.ACCELERATION, True)
+        rows[:3] = com_jacobian if given else pin.jacobianCenterOfMass(model, data, False)
+        drifts[:3] = data.acom[0]
+        ws.targets[:3] = com_acceleration
+    else:
+        ws.costs[:3] = 0.0
+        rows[:3] = 0.0
+        drifts[:3] = 0.0
+        ws.targets[:3] = 0.0
+    if frame_ids:
+        pin.updateFramePlacements(model, data)
+        row = 3
+        for frame_id in frame_ids:
+            rows[row : row + 6] = (
+                jacobians[frame_id] if given else pin.getFrameJacobian(model, data, frame_id, _LWA)
+            )
+            drifts[row : row + 6] = pin.getFrameClassicalAcceleration(
+                model, data, frame_id, _LWA
+            ).vector
+            row += 6
+    # The weighted rows and H = A^T A by numpy (BLAS syrk: the normal equations' condition
+    # number is ~3e10, their solution follows H's last bits), the rest compiled.
+    np.multiply(rows, ws.costs[:, None], out=rows)
+    H = rows.T.dot(rows)
+    info = feedforward_kernels.planned_acceleration_solve(
+        rows, H, ws.costs, ws.targets, drifts, damping, joint_cost, root_rows, ws.acceleration
+    )
+    if info != 0:
+        raise np.linalg.LinAlgError("singular normal equations")
+    return ws.acceleration
 
 
 def planned_acceleration(
@@ -95,55 +185,24 @@ def planned_acceleration(
     q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
     if q.shape != (model.nq,) or v.shape != (model.nv,):
         raise InputError("q, v", f"({model.nq},) and ({model.nv},)", (q.shape, v.shape))
-    nv = model.nv
-    # The weighted rows W J (stacked) and targets W (xdd - Jd v): one product for the normal
-    # equations instead of one per task.
-    rows = 6 * len(frames) + (3 if com_acceleration is not None else 0)
-    A = np.empty((rows, nv))
-    b = np.empty(rows)
-    # One kinematics pass at (q, v, 0) gives the drifts; the Jacobians at q from it.
-    pin.forwardKinematics(model, data, q, v, np.zeros(nv))
-    given = jacobians is not None and com_jacobian is not None
-    if not given:
-        pin.computeJointJacobians(model, data, q)
-    row = 0
-    if com_acceleration is not None:
-        pin.centerOfMass(model, data, pin.KinematicLevel.ACCELERATION, True)
-        cost = com_cost if isinstance(com_cost, float) else np.asarray(com_cost, dtype=float)
-        if not isinstance(cost, float) and cost.shape != (3,):
-            cost = np.broadcast_to(cost, (3,))
-        np.multiply(
-            com_jacobian if given else pin.jacobianCenterOfMass(model, data, False),
-            cost if isinstance(cost, float) else cost[:, None],
-            out=A[:3],
-        )
-        b[:3] = cost * (np.asarray(com_acceleration, dtype=float) - data.acom[0])
-        row = 3
-    if frames:
-        pin.updateFramePlacements(model, data)
-        for target in frames:
-            block = slice(row, row + 6)
-            cost = np.asarray(target.cost, dtype=float)
-            jacobian = (
-                jacobians[target.frame_id]
-                if given
-                else pin.getFrameJacobian(model, data, target.frame_id, _LWA)
-            )
-            np.multiply(jacobian, cost[:, None], out=A[block])  # the weighted rows, in place
-            drift = pin.getFrameClassicalAcceleration(model, data, target.frame_id, _LWA).vector
-            b[block] = cost * (np.asarray(target.acceleration, dtype=float) - drift)
-            row += 6
-    # ndarray.dot: the BLAS calls of @ (syrk, gemv), without the operator's dispatch.
-    H = A.T.dot(A)
-    g = A.T.dot(b)
-    diagonal = H.reshape(-1)[:: nv + 1]  # a view of the diagonal (H is C-contiguous)
-    diagonal += damping
+    workspace = PlannedAccelerationWorkspace(model.nv, len(frames))
+    for k, target in enumerate(frames):
+        workspace.frame_targets[k] = target.acceleration
+        workspace.frame_costs[k] = target.cost
+    workspace.costs[:3] = com_cost
     if root_rows is None:  # the free-flyer's rows
         root_rows = 6 if model.njoints > 1 and model.joints[1].nq == 7 else 0
-    root = root_rows
-    diagonal[root:] += joint_cost * joint_cost
-    # LAPACK's LU (what np.linalg.solve calls, without its wrapper): the same numbers.
-    _, _, solution, info = _GESV(H, g, overwrite_a=1, overwrite_b=1)
-    if info != 0:
-        raise np.linalg.LinAlgError(f"singular normal equations (dgesv info {info})")
-    return solution
+    return solve_planned_acceleration(
+        model,
+        data,
+        q,
+        v,
+        [target.frame_id for target in frames],
+        workspace,
+        com_acceleration=com_acceleration,
+        joint_cost=joint_cost,
+        damping=damping,
+        root_rows=root_rows,
+        jacobians=jacobians,
+        com_jacobian=com_jacobian,
+    ).copy()

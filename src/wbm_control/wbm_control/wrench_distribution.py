@@ -72,9 +72,8 @@ def build_wrench_distribution(
     )
     A = A.copy()
     cx, cy, cz = np.asarray(com, dtype=float).tolist()
-    for k, contact in enumerate(contacts):
+    for k, (ox, oy, oz) in enumerate(_constant_cache[0][2]):  # the soles' origins [m]
         # The skew block of wrench_to_point_matrix(origin, com): (origin - com) x f.
-        ox, oy, oz = contact.placement.translation.tolist()
         x, y, z = ox - cx, oy - cy, oz - cz
         column = 6 * k
         A[3, column + 1], A[3, column + 2] = -z, y
@@ -83,9 +82,10 @@ def build_wrench_distribution(
     return DenseQP(H=H, g=g, A=A, b=target, C=C, l=lower, u=upper)
 
 
-#: The last held contacts and weights, and what of the QP follows from them alone: the held
-#: soles do not move while held (ActiveContact), so a controller asks for the same at every step.
-_constant_cache: list[tuple[tuple, tuple[np.ndarray, ...]]] = []
+#: The last held contacts and weights, what of the QP follows from them alone, and the soles'
+#: origins (x, y, z) [m]: the held soles do not move while held (ActiveContact), so a
+#: controller asks for the same at every step.
+_constant_cache: list[tuple[tuple, tuple[np.ndarray, ...], list[list[float]]]] = []
 
 
 def _constant_parts(
@@ -106,7 +106,7 @@ def _constant_parts(
     """
     key = (float(mu), float(tangential_weight), float(normal_weight), float(torque_weight))
     if _constant_cache:
-        (cached_contacts, cached_key), parts = _constant_cache[0]
+        (cached_contacts, cached_key), parts, _ = _constant_cache[0]
         if cached_key == key and len(cached_contacts) == len(contacts):
             if all(map(operator.is_, cached_contacts, contacts)):
                 return parts
@@ -127,7 +127,8 @@ def _constant_parts(
     parts = (H, C, A, np.zeros(n), np.full(n_cone, -INFINITY), np.zeros(n_cone))
     for array in parts:
         array.flags.writeable = False
-    _constant_cache[:] = [((contacts, key), parts)]
+    origins = [contact.placement.translation.tolist() for contact in contacts]
+    _constant_cache[:] = [((contacts, key), parts, origins)]
     return parts
 
 

@@ -1,0 +1,159 @@
+"""Compiled kernels of the IK mode's motion feed-forward (planned accelerations, net wrench).
+
+- :func:`planned_acceleration_solve`: the normal equations of
+  :func:`wbm_control.planned_acceleration.planned_acceleration` (H = A^T A, numpy's, + damping I
+  + w_j^2 on the joints, g = A^T b) and their solution by LAPACK's LU with partial pivoting
+  (numba's ``np.linalg.solve``: ``dgesv``, what the numpy path called).
+- :func:`base_wrench`: the base rows of ``pin.rnea`` (the net contact wrench at the base
+  origin, base axes) moved to the CoM in world axes (:func:`wbm_control.motion_feedforward.
+  motion_torques`), with the free flyer's placement from q (Eigen's quaternion to rotation).
+- :func:`subtract_contact_torques`: tau_joints -= J_joints^T w for one sole.
+
+Units: accelerations [m/s^2, rad/s^2] (Pinocchio's layout, the free flyer's in the base frame),
+wrenches [N, N m]. Outputs are written into arrays the caller passes. The numpy code they
+replace is kept in ``tests/control/test_ik_step_speedups.py``; ``tests/control/test_jit_ik.py``
+compares the two.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from wbm_control.jit import kernel
+
+
+@kernel
+def planned_acceleration_solve(
+    rows: np.ndarray,
+    H: np.ndarray,
+    costs: np.ndarray,
+    targets: np.ndarray,
+    drifts: np.ndarray,
+    damping: float,
+    joint_cost: float,
+    root: int,
+    out: np.ndarray,
+) -> int:
+    """The planned acceleration (nv,) into ``out``; 0, or 1 when H is singular (out NaN).
+
+    Args:
+        rows: (rows, nv) the weighted task rows A = W J (CoM, frames).
+        H: (nv, nv) A^T A (numpy's, BLAS syrk: the normal equations are ill-conditioned,
+            ~3e10 on iCub, and their solution moves by 1e-7 with H's last bits); the damping
+            and the joint weight are added to its diagonal here (in place).
+        costs: (rows,) the rows' weights W.
+        targets: (rows,) the planned accelerations xdd.
+        drifts: (rows,) the drifts Jd v (the accelerations at a = 0).
+        damping: weight of ||a||^2 (> 0).
+        joint_cost: weight of the joints' accelerations (rows from ``root``).
+        root: the root joint's velocity rows.
+        out: (nv,) the acceleration.
+    """
+    n, nv = rows.shape
+    b = np.empty(n)
+    for r in range(n):
+        b[r] = costs[r] * (targets[r] - drifts[r])
+    g = np.dot(rows.T, b)  # BLAS gemv, as numpy's A.T.dot(b)
+    for i in range(nv):
+        H[i, i] += damping
+    for i in range(root, nv):
+        H[i, i] += joint_cost * joint_cost
+    try:
+        solution = np.linalg.solve(H, g)
+    except Exception:  # noqa: BLE001 - numba raises LinAlgError for a singular matrix
+        out[:] = np.nan
+        return 1
+    out[:] = solution
+    return 0
+
+
+@kernel
+def base_wrench(
+    tau: np.ndarray, q: np.ndarray, root_placement: np.ndarray, com: np.ndarray, out: np.ndarray
+) -> bool:
+    """The net contact wrench about the CoM, world axes, from rnea's base rows, into ``out``.
+
+    The free flyer's placement is ``root_placement`` (4 x 4, the joint's placement in its
+    parent) times (R(quaternion q[3:7]), q[:3]) (``pin.XYZQUATToSE3``: Eigen's formula, the
+    quaternion as given); force R tau[:3], moment R tau[3:6] + (p_base - com) x force.
+
+    Returns:
+        Whether tau (the base rows and the joints) is finite.
+    """
+    x, y, z, w = q[3], q[4], q[5], q[6]
+    tx, ty, tz = 2.0 * x, 2.0 * y, 2.0 * z
+    twx, twy, twz = tx * w, ty * w, tz * w
+    txx, txy, txz = tx * x, ty * x, tz * x
+    tyy, tyz, tzz = ty * y, tz * y, tz * z
+    rq = np.empty((3, 3))
+    rq[0, 0], rq[0, 1], rq[0, 2] = 1.0 - (tyy + tzz), txy - twz, txz + twy
+    rq[1, 0], rq[1, 1], rq[1, 2] = txy + twz, 1.0 - (txx + tzz), tyz - twx
+    rq[2, 0], rq[2, 1], rq[2, 2] = txz - twy, tyz + twx, 1.0 - (txx + tyy)
+    rotation = np.empty((3, 3))
+    position = np.empty(3)
+    for i in range(3):
+        for j in range(3):
+            rotation[i, j] = (
+                root_placement[i, 0] * rq[0, j]
+                + root_placement[i, 1] * rq[1, j]
+                + root_placement[i, 2] * rq[2, j]
+            )
+        position[i] = (
+            root_placement[i, 0] * q[0]
+            + root_placement[i, 1] * q[1]
+            + root_placement[i, 2] * q[2]
+            + root_placement[i, 3]
+        )
+    for i in range(3):
+        out[i] = rotation[i, 0] * tau[0] + rotation[i, 1] * tau[1] + rotation[i, 2] * tau[2]
+    r0, r1, r2 = position[0] - com[0], position[1] - com[1], position[2] - com[2]
+    f0, f1, f2 = out[0], out[1], out[2]
+    out[3] = (
+        rotation[0, 0] * tau[3]
+        + rotation[0, 1] * tau[4]
+        + rotation[0, 2] * tau[5]
+        + (r1 * f2 - r2 * f1)
+    )
+    out[4] = (
+        rotation[1, 0] * tau[3]
+        + rotation[1, 1] * tau[4]
+        + rotation[1, 2] * tau[5]
+        + (r2 * f0 - r0 * f2)
+    )
+    out[5] = (
+        rotation[2, 0] * tau[3]
+        + rotation[2, 1] * tau[4]
+        + rotation[2, 2] * tau[5]
+        + (r0 * f1 - r1 * f0)
+    )
+    total = 0.0
+    for i in range(tau.size):
+        total += tau[i]
+    return np.isfinite(total)
+
+
+@kernel
+def subtract_contact_torques(joints: np.ndarray, jacobian: np.ndarray, wrench: np.ndarray) -> None:
+    """Subtract J[:, root:]^T wrench from ``joints`` (J 6 x nv; joints: the last velocities)."""
+    nv = jacobian.shape[1]
+    root = nv - joints.size
+    for j in range(joints.size):
+        value = 0.0
+        for i in range(6):
+            value += jacobian[i, root + j] * wrench[i]
+        joints[j] -= value
+
+
+def warm_up() -> None:
+    """Compile (or load from the cache) every kernel for the arrays the IK mode passes."""
+    nv, rows = 8, 9
+    planned_acceleration_solve(
+        np.ones((rows, nv)), np.zeros((nv, nv)), np.ones(rows), np.zeros(rows), np.zeros(rows),
+        1e-9, 1e-3, 6, np.empty(nv),
+    )  # fmt: skip
+    q = np.zeros(nv + 1)
+    q[6] = 1.0
+    base_wrench(np.zeros(nv), q, np.eye(4), np.zeros(3), np.empty(6))
+    jacobian = np.zeros((6, nv))
+    subtract_contact_torques(np.zeros(nv - 6), jacobian, np.zeros(6))
+    subtract_contact_torques(np.zeros(nv - 6), np.asfortranarray(jacobian), np.zeros(6))
