@@ -59,6 +59,9 @@ class _OutputLayout:
 
     def __init__(self, rows: tuple[int, ...], nv: int):
         n = len(rows)
+        self.nv = nv
+        #: Frame id to its index in the output's frame blocks (Jacobians, twists, drifts).
+        self.frame_index = {frame_id: i for i, frame_id in enumerate(rows)}
         self.frame_ids = np.array(rows, dtype=np.int64)
         self.size = output_size(n, nv)
         self.velocities = 6 * n * nv
@@ -124,6 +127,11 @@ class RobotKinematics:
         centroidal_momentum: h_G (6,) at (q, v): linear [kg m/s] and angular about the CoM
             [kg m^2/s], world axes (the ZMP estimate reads it, :mod:`wbm_control.zmp_estimation`).
         base_rotation: Rotation of the floating base in the world (3 x 3).
+        buffer: With ``dynamics``, the kernel's one array the attributes above are views of
+            (None without): the torque mode's QP reads its rows there by offset
+            (:mod:`wbm_control.torque_qp`).
+        layout: With ``dynamics``, where each quantity lies in :attr:`buffer`
+            (:class:`_OutputLayout`; None without).
 
     The arrays are this object's own (C order). With ``dynamics`` they are views of one array
     the kernel :func:`~wbm_control.jit.kinematics_kernels.frame_kinematics` fills from
@@ -148,6 +156,8 @@ class RobotKinematics:
         self.com_jacobian: np.ndarray | None = None
         self.mass_matrix: np.ndarray | None = None
         self.bias_forces: np.ndarray | None = None
+        self.buffer: np.ndarray | None = None
+        self.layout: _OutputLayout | None = None
         if dynamics:
             # One pass: joint placements, velocities, accelerations at a = 0 (the drifts),
             # Jacobians, the CoM and its Jacobian, M (upper triangle), h = C v + g and h_G.
@@ -205,6 +215,7 @@ class RobotKinematics:
             views.momentum,
             out,
         )
+        self.buffer, self.layout = out, layout
         n, nv = len(rows), model.nv
         frames = out[: layout.velocities]
         self.jacobians = dict(zip(rows, frames.reshape(n, 6, nv), strict=True))

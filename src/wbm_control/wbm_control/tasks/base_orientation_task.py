@@ -73,14 +73,7 @@ class BaseOrientationTask:
         """
         s, frame_id = self.settings, self.frame_id
         desired = np.empty(3)
-        error = _orientation_acceleration_task(
-            self.rotation_reference,
-            kinematics.placements[frame_id].rotation,
-            kinematics.velocities[frame_id],
-            s.kp,
-            s.kd,
-            desired,
-        )
+        error = self.torque_rows(kinematics, desired)
         task = AccelerationTask(
             self.name,
             kinematics.jacobians[frame_id][3:6],
@@ -89,6 +82,25 @@ class BaseOrientationTask:
             s.weight,
         )
         return task, error
+
+    def torque_rows(self, kinematics: RobotKinematics, desired: np.ndarray) -> float:
+        """:meth:`torque_task`'s desired acceleration into ``desired`` (3,) [rad/s^2].
+
+        The torque mode's fused build (:mod:`wbm_control.torque_qp`) reads the Jacobian and
+        drift rows from the kinematics itself.
+
+        Returns:
+            The norm of the error [rad].
+        """
+        s, frame_id = self.settings, self.frame_id
+        return _orientation_acceleration_task(
+            self.rotation_reference,
+            kinematics.placements[frame_id].rotation,
+            kinematics.velocities[frame_id],
+            s.kp,
+            s.kd,
+            desired,
+        )
 
     def ik_spec(self) -> IkFrameTaskSpec:
         """The task in the IK: orientation only."""

@@ -55,25 +55,39 @@ class ContactTask:
         (:func:`~wbm_control.jit.task_kernels.contact_acceleration`).
         """
         frame_id = self.sole_frame_ids[contact.sole.name]
-        jacobian = kinematics.jacobians[frame_id]
+        desired = np.empty(6)
+        cone = self.contact_rows(kinematics, contact, desired)
+        return ContactConstraint(
+            contact.sole.name,
+            kinematics.jacobians[frame_id],
+            kinematics.drifts[frame_id],
+            desired,
+            cone,
+        )
+
+    def contact_rows(
+        self, kinematics: RobotKinematics, contact: ActiveContact, desired: np.ndarray
+    ) -> np.ndarray:
+        """:meth:`compute_constraint`'s a*_c into ``desired`` (6,) [m/s^2, rad/s^2]; the cone.
+
+        The torque mode's fused build (:mod:`wbm_control.torque_qp`) reads the Jacobian and
+        drift rows from the kinematics itself.
+
+        Returns:
+            The sole's wrench cone (m x 6), world axes (read-only, the contact's).
+        """
+        frame_id = self.sole_frame_ids[contact.sole.name]
         anchor, placement = contact.placement, kinematics.placements[frame_id]
         settings = self.settings
-        desired = np.empty(6)
         _contact_acceleration(
             anchor.rotation,
             anchor.translation,
             placement.rotation,
             placement.translation,
-            jacobian,
+            kinematics.jacobians[frame_id],
             kinematics.v,
             settings.kp,
             settings.kd,
             desired,
         )
-        return ContactConstraint(
-            contact.sole.name,
-            jacobian,
-            kinematics.drifts[frame_id],
-            desired,
-            contact.cone(self.friction_coefficient, cop_margin=self.cop_margin),
-        )
+        return contact.cone(self.friction_coefficient, cop_margin=self.cop_margin)

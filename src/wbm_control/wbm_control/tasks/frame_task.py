@@ -204,11 +204,32 @@ class FrameTask:
         Returns:
             The acceleration task and the norm of the position error [m].
         """
+        frame_id = self.frame_id
+        desired = np.empty(6)
+        position_error = self.torque_rows(kinematics, t, desired)
+        task = AccelerationTask(
+            self.name,
+            kinematics.jacobians[frame_id],
+            kinematics.drifts[frame_id],
+            desired,
+            self.weights,
+        )
+        return task, position_error
+
+    def torque_rows(self, kinematics: RobotKinematics, t: float, desired: np.ndarray) -> float:
+        """:meth:`torque_task`'s desired acceleration into ``desired`` (6,) [m/s^2, rad/s^2].
+
+        One kernel call (:func:`~wbm_control.jit.task_kernels.frame_acceleration_task`); the
+        torque mode's fused build (:mod:`wbm_control.torque_qp`) reads the Jacobian and drift
+        rows from the kinematics itself.
+
+        Returns:
+            The norm of the position error [m].
+        """
         target, velocity_ref, acceleration_ref = self.reference(t)
         frame_id, s = self.frame_id, self.settings
         placement = kinematics.placements[frame_id]
-        desired = np.empty(6)
-        position_error = _frame_acceleration_task(
+        return _frame_acceleration_task(
             target.rotation,
             target.translation,
             placement.rotation,
@@ -220,14 +241,6 @@ class FrameTask:
             s.kd,
             desired,
         )
-        task = AccelerationTask(
-            self.name,
-            kinematics.jacobians[frame_id],
-            kinematics.drifts[frame_id],
-            desired,
-            self.weights,
-        )
-        return task, position_error
 
     def ik_spec(self) -> IkFrameTaskSpec:
         """The task in the IK: its costs [1/m, 1/rad] and gain [1/s]."""
