@@ -117,6 +117,10 @@ class RobotKinematics:
         com_velocity: CoM velocity [m/s].
         com_drift: CoM acceleration at zero joint acceleration (dJ_com/dt v) [m/s^2].
         placements: Frame id to its placement in the world.
+        rotations: With ``dynamics``, frame id to its rotation in the world (3 x 3, Fortran
+            order as Pinocchio's: the task kernels' layout); the torque step reads these and
+            :attr:`translations` (cheaper than the SE3 objects of :attr:`placements`).
+        translations: With ``dynamics``, frame id to its position in the world (3,) [m].
         velocities: Frame id to its twist (6,) [m/s, rad/s] (dynamics only).
         drifts: Frame id to dJ/dt v (6,), its classical acceleration at a = 0 [m/s^2, rad/s^2]
             (dynamics only).
@@ -138,6 +142,21 @@ class RobotKinematics:
     Pinocchio's pass (the frames' twists and drifts equal Pinocchio's getters' to rounding, the
     rest bit for bit; tests/control/test_jit_kinematics.py).
     """
+
+    @property
+    def placements(self) -> dict[int, pin.SE3]:
+        """Frame id to its placement in the world.
+
+        With ``dynamics`` made at the first access, from :attr:`rotations` and
+        :attr:`translations` (the step itself reads those).
+        """
+        placements = self._placements
+        if placements is None:
+            placements = self._placements = {
+                fid: pin.SE3(rotation, self.translations[fid])
+                for fid, rotation in self.rotations.items()
+            }
+        return placements
 
     def __init__(
         self,
@@ -170,9 +189,9 @@ class RobotKinematics:
         # CoM position, velocity and acceleration at a = 0 from the joint states just computed.
         pin.centerOfMass(model, data, ACCELERATION, False)
         pin.updateFramePlacements(model, data)
-        oMf = data.oMf
-        self.placements = {fid: oMf[fid].copy() for fid in rows}
         if not dynamics:
+            oMf = data.oMf
+            self._placements = {fid: oMf[fid].copy() for fid in rows}
             self.centroidal_momentum = data.hg.vector.copy()
             self.base_rotation = data.oMi[1].rotation.copy()
             self.com = data.com[0].copy()
@@ -217,6 +236,13 @@ class RobotKinematics:
         )
         self.buffer, self.layout = out, layout
         n, nv = len(rows), model.nv
+        # The frames' placements copied in one call ((n x 12): the rotation column-major, then
+        # the translation); the SE3 objects only when asked for (:attr:`placements`).
+        poses = views.frame_placements[layout.frame_ids]
+        rotations = poses[:, :9].reshape(n, 3, 3).transpose(0, 2, 1)  # each (3 x 3) F order
+        self.rotations = dict(zip(rows, rotations, strict=True))
+        self.translations = dict(zip(rows, poses[:, 9:], strict=True))
+        self._placements = None
         frames = out[: layout.velocities]
         self.jacobians = dict(zip(rows, frames.reshape(n, 6, nv), strict=True))
         self.velocities = dict(

@@ -95,7 +95,7 @@ class BaseOrientationTask:
         s, frame_id = self.settings, self.frame_id
         return _orientation_acceleration_task(
             self.rotation_reference,
-            kinematics.placements[frame_id].rotation,
+            kinematics.rotations[frame_id],
             kinematics.velocities[frame_id],
             s.kp,
             s.kd,

@@ -77,13 +77,12 @@ class ContactTask:
             The sole's wrench cone (m x 6), world axes (read-only, the contact's).
         """
         frame_id = self.sole_frame_ids[contact.sole.name]
-        anchor, placement = contact.placement, kinematics.placements[frame_id]
-        settings = self.settings
+        anchor, settings = contact.placement, self.settings
         _contact_acceleration(
             anchor.rotation,
             anchor.translation,
-            placement.rotation,
-            placement.translation,
+            kinematics.rotations[frame_id],
+            kinematics.translations[frame_id],
             kinematics.jacobians[frame_id],
             kinematics.v,
             settings.kp,

@@ -228,12 +228,11 @@ class FrameTask:
         """
         target, velocity_ref, acceleration_ref = self.reference(t)
         frame_id, s = self.frame_id, self.settings
-        placement = kinematics.placements[frame_id]
         return _frame_acceleration_task(
             target.rotation,
             target.translation,
-            placement.rotation,
-            placement.translation,
+            kinematics.rotations[frame_id],
+            kinematics.translations[frame_id],
             velocity_ref,
             acceleration_ref,
             kinematics.velocities[frame_id],
