@@ -99,22 +99,9 @@ def _rotation_near(rotation: np.ndarray, angle: float, rng) -> np.ndarray:
     return np.asfortranarray(pin.exp3(angle * axis / np.linalg.norm(axis)) @ rotation)
 
 
-class _StandInKinematics(SimpleNamespace):
-    """RobotKinematics' attributes the tasks read; rotations and translations are those of
-    ``placements`` at each access (tests set placements)."""
-
-    @property
-    def rotations(self) -> dict:
-        return {f: p.rotation for f, p in self.placements.items()}
-
-    @property
-    def translations(self) -> dict:
-        return {f: p.translation for f, p in self.placements.items()}
-
-
 def _random_kinematics(rng, frame_ids, angle: float = 1.0):
     """A stand-in RobotKinematics: random placements, twists, Jacobians, drifts, q, v."""
-    return _StandInKinematics(
+    return SimpleNamespace(
         q=rng.normal(size=NV + 1),
         v=rng.normal(size=NV),
         placements={f: pin.SE3.Random() for f in frame_ids},

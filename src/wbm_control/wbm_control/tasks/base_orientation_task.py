@@ -15,6 +15,7 @@ from wbm_control.robot_kinematics import RobotKinematics
 from wbm_control.whole_body_qp import AccelerationTask
 
 _orientation_acceleration_task = task_kernels.orientation_acceleration_task
+_orientation_task_rows = task_kernels.orientation_task_rows
 
 
 class BaseOrientationTask:
@@ -73,7 +74,14 @@ class BaseOrientationTask:
         """
         s, frame_id = self.settings, self.frame_id
         desired = np.empty(3)
-        error = self.torque_rows(kinematics, desired)
+        error = _orientation_acceleration_task(
+            self.rotation_reference,
+            kinematics.placements[frame_id].rotation,
+            kinematics.velocities[frame_id],
+            s.kp,
+            s.kd,
+            desired,
+        )
         task = AccelerationTask(
             self.name,
             kinematics.jacobians[frame_id][3:6],
@@ -86,17 +94,21 @@ class BaseOrientationTask:
     def torque_rows(self, kinematics: RobotKinematics, desired: np.ndarray) -> float:
         """:meth:`torque_task`'s desired acceleration into ``desired`` (3,) [rad/s^2].
 
-        The torque mode's fused build (:mod:`wbm_control.torque_qp`) reads the Jacobian and
-        drift rows from the kinematics itself.
+        The torque step's (:mod:`wbm_control.torque_qp`, which reads the Jacobian and drift rows
+        itself): the rotation and twist read from the kinematics' arrays by offset
+        (:func:`~wbm_control.jit.task_kernels.orientation_task_rows`).
 
         Returns:
             The norm of the error [rad].
         """
-        s, frame_id = self.settings, self.frame_id
-        return _orientation_acceleration_task(
+        s, layout = self.settings, kinematics.layout
+        row = layout.frame_index[self.frame_id]
+        return _orientation_task_rows(
             self.rotation_reference,
-            kinematics.rotations[frame_id],
-            kinematics.velocities[frame_id],
+            kinematics.poses,
+            row,
+            kinematics.buffer,
+            layout.velocities + 6 * row,
             s.kp,
             s.kd,
             desired,

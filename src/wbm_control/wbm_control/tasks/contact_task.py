@@ -15,6 +15,7 @@ from wbm_control.tasks.frame_task import pose_error
 from wbm_control.whole_body_qp import ContactConstraint
 
 _contact_acceleration = task_kernels.contact_acceleration
+_contact_task_rows = task_kernels.contact_task_rows
 
 
 class ContactTask:
@@ -55,14 +56,27 @@ class ContactTask:
         (:func:`~wbm_control.jit.task_kernels.contact_acceleration`).
         """
         frame_id = self.sole_frame_ids[contact.sole.name]
+        jacobian = kinematics.jacobians[frame_id]
+        anchor, placement = contact.placement, kinematics.placements[frame_id]
+        settings = self.settings
         desired = np.empty(6)
-        cone = self.contact_rows(kinematics, contact, desired)
+        _contact_acceleration(
+            anchor.rotation,
+            anchor.translation,
+            placement.rotation,
+            placement.translation,
+            jacobian,
+            kinematics.v,
+            settings.kp,
+            settings.kd,
+            desired,
+        )
         return ContactConstraint(
             contact.sole.name,
-            kinematics.jacobians[frame_id],
+            jacobian,
             kinematics.drifts[frame_id],
             desired,
-            cone,
+            contact.cone(self.friction_coefficient, cop_margin=self.cop_margin),
         )
 
     def contact_rows(
@@ -70,20 +84,22 @@ class ContactTask:
     ) -> np.ndarray:
         """:meth:`compute_constraint`'s a*_c into ``desired`` (6,) [m/s^2, rad/s^2]; the cone.
 
-        The torque mode's fused build (:mod:`wbm_control.torque_qp`) reads the Jacobian and
-        drift rows from the kinematics itself.
+        The torque step's (:mod:`wbm_control.torque_qp`, which reads the Jacobian and drift rows
+        itself): the sole's pose and Jacobian read from the kinematics' arrays by offset
+        (:func:`~wbm_control.jit.task_kernels.contact_task_rows`).
 
         Returns:
             The sole's wrench cone (m x 6), world axes (read-only, the contact's).
         """
-        frame_id = self.sole_frame_ids[contact.sole.name]
-        anchor, settings = contact.placement, self.settings
-        _contact_acceleration(
+        anchor, settings, layout = contact.placement, self.settings, kinematics.layout
+        row = layout.frame_index[self.sole_frame_ids[contact.sole.name]]
+        _contact_task_rows(
             anchor.rotation,
             anchor.translation,
-            kinematics.rotations[frame_id],
-            kinematics.translations[frame_id],
-            kinematics.jacobians[frame_id],
+            kinematics.poses,
+            row,
+            kinematics.buffer,
+            6 * row * layout.nv,
             kinematics.v,
             settings.kp,
             settings.kd,

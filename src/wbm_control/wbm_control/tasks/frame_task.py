@@ -40,6 +40,7 @@ def pose_error(target: pin.SE3, current: pin.SE3) -> np.ndarray:
 
 _pose_error = task_kernels.pose_error
 _frame_acceleration_task = task_kernels.frame_acceleration_task
+_frame_task_rows = task_kernels.frame_task_rows
 
 
 class FrameTask:
@@ -204,9 +205,22 @@ class FrameTask:
         Returns:
             The acceleration task and the norm of the position error [m].
         """
-        frame_id = self.frame_id
+        target, velocity_ref, acceleration_ref = self.reference(t)
+        frame_id, s = self.frame_id, self.settings
+        placement = kinematics.placements[frame_id]
         desired = np.empty(6)
-        position_error = self.torque_rows(kinematics, t, desired)
+        position_error = _frame_acceleration_task(
+            target.rotation,
+            target.translation,
+            placement.rotation,
+            placement.translation,
+            velocity_ref,
+            acceleration_ref,
+            kinematics.velocities[frame_id],
+            s.kp,
+            s.kd,
+            desired,
+        )
         task = AccelerationTask(
             self.name,
             kinematics.jacobians[frame_id],
@@ -219,23 +233,26 @@ class FrameTask:
     def torque_rows(self, kinematics: RobotKinematics, t: float, desired: np.ndarray) -> float:
         """:meth:`torque_task`'s desired acceleration into ``desired`` (6,) [m/s^2, rad/s^2].
 
-        One kernel call (:func:`~wbm_control.jit.task_kernels.frame_acceleration_task`); the
-        torque mode's fused build (:mod:`wbm_control.torque_qp`) reads the Jacobian and drift
-        rows from the kinematics itself.
+        The torque step's (:mod:`wbm_control.torque_qp`, which reads the Jacobian and drift rows
+        itself): the frame's pose and twist read from the kinematics' arrays by offset, one
+        kernel call (:func:`~wbm_control.jit.task_kernels.frame_task_rows`, the arithmetic of
+        :meth:`torque_task`'s).
 
         Returns:
             The norm of the position error [m].
         """
         target, velocity_ref, acceleration_ref = self.reference(t)
-        frame_id, s = self.frame_id, self.settings
-        return _frame_acceleration_task(
+        s, layout = self.settings, kinematics.layout
+        row = layout.frame_index[self.frame_id]
+        return _frame_task_rows(
             target.rotation,
             target.translation,
-            kinematics.rotations[frame_id],
-            kinematics.translations[frame_id],
+            kinematics.poses,
+            row,
+            kinematics.buffer,
+            layout.velocities + 6 * row,
             velocity_ref,
             acceleration_ref,
-            kinematics.velocities[frame_id],
             s.kp,
             s.kd,
             desired,
