@@ -27,8 +27,8 @@ import math
 import numpy as np
 from controller_regression import contact_events, make_controller, readings_at
 from scipy.linalg import lapack
+from torque_qp_helpers import patch_fused_build
 
-from wbm_control import torque_mode
 from wbm_control.jit import active_set_kernels, whole_body_qp_kernels
 from wbm_control.qp import INFINITY, DenseQP, DenseQPSolver, active_set
 from wbm_control.qp import is_optimal_on_active_set as kernel_is_optimal
@@ -270,16 +270,16 @@ def test_kernels_on_the_controller_sequence(icub, monkeypatch):
     """Every step's QP fill, torques and polish or active-set answer against the references."""
     controller = polished_controller(icub)
     settings = controller.settings.torque
-    build = torque_mode.build_whole_body_qp
     counts = {"qp": 0, "torques": 0, "polish": 0, "polished": 0, "active set": 0}
     contact_counts = set()
 
-    def compared_build(M, h, contacts, tasks, limits, **kwargs):
-        qp = build(M, h, contacts, tasks, limits, **kwargs)
+    def compared_build(qp, args, kwargs, task_errors, status):
+        # The step's fused build against the reference on the task and contact objects the
+        # step built before it (torque_qp_helpers.py).
+        M, h, contacts, tasks, limits = args
         compare_build(qp, tasks, contacts, M, h, limits, 6, settings.acceleration_regularization)
         counts["qp"] += 1
         contact_counts.add(len(contacts))
-        return qp
 
     split = whole_body_qp_kernels.split_solution
 
@@ -315,7 +315,7 @@ def test_kernels_on_the_controller_sequence(icub, monkeypatch):
         counts["active set"] += 1
         return optimal, x
 
-    monkeypatch.setattr(torque_mode, "build_whole_body_qp", compared_build)
+    patch_fused_build(monkeypatch, compared_build)
     monkeypatch.setattr("wbm_control.whole_body_qp.split_solution", compared_split)
     monkeypatch.setattr(active_set_kernels, "polish", compared_polish)
     monkeypatch.setattr(active_set_kernels, "optimal_on_active_set", compared_optimal)

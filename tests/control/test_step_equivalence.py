@@ -12,7 +12,10 @@ one run per mode:
 - the frame tasks' reference trajectories (constants computed once; a held pose sampled
   exactly): pose, velocity, acceleration;
 - mode "torque": the whole-body QP's assembly (the tasks stacked by one concatenate, the cone
-  rows kept while the same soles are held): H, g, A, b, C, l, u and the torque map;
+  rows kept while the same soles are held; since the fused build, wbm_control.torque_qp, the
+  rows read from the kinematics' array: the step's QP is compared with the formula before on
+  the task and contact objects rebuilt beside it, torque_qp_helpers.py): H, g, A, b, C, l, u
+  and the torque map;
 - mode "ik": the wrench distribution QP of the feed-forward (its blocks that depend on the held
   soles only kept while they are held): H, g, A, b, C, l, u; the IK's frame targets (a target
   without feed-forward velocity taken as it is, not rebuilt as p + 0);
@@ -37,8 +40,9 @@ import pinocchio as pin
 import pytest
 from controller_regression import contact_events, make_controller, readings_at
 from ik_reference import build_arrays_before
+from torque_qp_helpers import patch_fused_build
 
-from wbm_control import small_linalg, torque_mode, wrench_distribution
+from wbm_control import small_linalg, wrench_distribution
 from wbm_control.balance import ft_wrenches_in_world
 from wbm_control.base_estimator import BaseEstimate, BaseEstimator
 from wbm_control.differential_ik import DifferentialIK
@@ -383,12 +387,10 @@ def test_the_faster_step_computes_what_the_step_before_computed(icub, mode, monk
 
     monkeypatch.setattr(QuinticPoseTrajectory, "sample", compared_sample)
     if mode == "torque":
-        build = torque_mode.build_whole_body_qp
 
-        def compared_build(*args, workspace=None, **kwargs):
-            # The workspace (the arrays the mode keeps) is where the new build writes; the
-            # formula before had none.
-            new = build(*args, workspace=workspace, **kwargs)
+        def compared_build(new, args, kwargs, task_errors, status):
+            # The step's fused build (in the mode's workspace) against the formula before, on
+            # the task and contact objects the step built then (torque_qp_helpers.py).
             old = build_whole_body_qp_before(*args, **kwargs)
             _same_problem(new.problem, old.problem, "whole-body QP")
             _close(new.torque_matrix, old.torque_matrix, "torque matrix")
@@ -396,9 +398,8 @@ def test_the_faster_step_computes_what_the_step_before_computed(icub, mode, monk
             assert new.contact_names == old.contact_names
             compared["qp"] += 1
             contact_counts.add(len(new.contact_names))
-            return new
 
-        monkeypatch.setattr(torque_mode, "build_whole_body_qp", compared_build)
+        patch_fused_build(monkeypatch, compared_build)
     else:
         build_arrays = DifferentialIK._build_arrays
 

@@ -59,6 +59,9 @@ class _OutputLayout:
 
     def __init__(self, rows: tuple[int, ...], nv: int):
         n = len(rows)
+        self.nv = nv
+        #: Frame id to its index in the output's frame blocks (Jacobians, twists, drifts).
+        self.frame_index = {frame_id: i for i, frame_id in enumerate(rows)}
         self.frame_ids = np.array(rows, dtype=np.int64)
         self.size = output_size(n, nv)
         self.velocities = 6 * n * nv
@@ -114,6 +117,12 @@ class RobotKinematics:
         com_velocity: CoM velocity [m/s].
         com_drift: CoM acceleration at zero joint acceleration (dJ_com/dt v) [m/s^2].
         placements: Frame id to its placement in the world.
+        rotations: Frame id to its rotation in the world (3 x 3, Fortran order as
+            Pinocchio's).
+        translations: Frame id to its position in the world (3,) [m].
+        poses: With ``dynamics``, the frames' placements (n x 12), in the order of
+            ``layout.frame_index``: the rotation column-major then the translation [m] (None
+            without). The per-frame dicts above are made when first read.
         velocities: Frame id to its twist (6,) [m/s, rad/s] (dynamics only).
         drifts: Frame id to dJ/dt v (6,), its classical acceleration at a = 0 [m/s^2, rad/s^2]
             (dynamics only).
@@ -124,12 +133,89 @@ class RobotKinematics:
         centroidal_momentum: h_G (6,) at (q, v): linear [kg m/s] and angular about the CoM
             [kg m^2/s], world axes (the ZMP estimate reads it, :mod:`wbm_control.zmp_estimation`).
         base_rotation: Rotation of the floating base in the world (3 x 3).
+        buffer: With ``dynamics``, the kernel's one array the attributes above are views of
+            (None without): the torque mode's QP reads its rows there by offset
+            (:mod:`wbm_control.torque_qp`).
+        layout: With ``dynamics``, where each quantity lies in :attr:`buffer`
+            (:class:`_OutputLayout`; None without).
 
     The arrays are this object's own (C order). With ``dynamics`` they are views of one array
     the kernel :func:`~wbm_control.jit.kinematics_kernels.frame_kinematics` fills from
     Pinocchio's pass (the frames' twists and drifts equal Pinocchio's getters' to rounding, the
     rest bit for bit; tests/control/test_jit_kinematics.py).
     """
+
+    @property
+    def placements(self) -> dict[int, pin.SE3]:
+        """Frame id to its placement in the world.
+
+        With ``dynamics`` made at the first access, from :attr:`poses` (the step itself reads
+        :attr:`poses` by row).
+        """
+        placements = self._placements
+        if placements is None:
+            placements = self._placements = {
+                fid: pin.SE3(rotation, self.translations[fid])
+                for fid, rotation in self.rotations.items()
+            }
+        return placements
+
+    @property
+    def rotations(self) -> dict[int, np.ndarray]:
+        """Frame id to its rotation in the world (3 x 3, Fortran order as Pinocchio's)."""
+        rotations = self._rotations
+        if rotations is None:
+            if self.poses is None:  # without dynamics: the placements'
+                rotations = {fid: p.rotation for fid, p in self.placements.items()}
+            else:  # column-major rows: each (3 x 3) of the transposed reshape
+                n = self.poses.shape[0]
+                matrices = self.poses[:, :9].reshape(n, 3, 3).transpose(0, 2, 1)
+                rotations = dict(zip(self.layout.frame_index, matrices, strict=True))
+            self._rotations = rotations
+        return rotations
+
+    @property
+    def translations(self) -> dict[int, np.ndarray]:
+        """Frame id to its position in the world (3,) [m]."""
+        translations = self._translations
+        if translations is None:
+            if self.poses is None:
+                translations = {fid: p.translation for fid, p in self.placements.items()}
+            else:
+                translations = dict(zip(self.layout.frame_index, self.poses[:, 9:], strict=True))
+            self._translations = translations
+        return translations
+
+    @property
+    def jacobians(self) -> dict[int, np.ndarray]:
+        """Frame id to its Jacobian (6 x nv), LOCAL_WORLD_ALIGNED (views of :attr:`buffer`)."""
+        jacobians = self._jacobians
+        if jacobians is None:
+            layout = self.layout
+            n = layout.frame_ids.shape[0]
+            blocks = self.buffer[: layout.velocities].reshape(n, 6, layout.nv)
+            jacobians = self._jacobians = dict(zip(layout.frame_index, blocks, strict=True))
+        return jacobians
+
+    @property
+    def velocities(self) -> dict[int, np.ndarray]:
+        """Frame id to its twist (6,) [m/s, rad/s] (dynamics only; views of :attr:`buffer`)."""
+        velocities = self._velocities
+        if velocities is None:
+            layout = self.layout
+            twists = self.buffer[layout.velocities : layout.drifts].reshape(-1, 6)
+            velocities = self._velocities = dict(zip(layout.frame_index, twists, strict=True))
+        return velocities
+
+    @property
+    def drifts(self) -> dict[int, np.ndarray]:
+        """Frame id to dJ/dt v (6,) [m/s^2, rad/s^2] (dynamics only; views of :attr:`buffer`)."""
+        drifts = self._drifts
+        if drifts is None:
+            layout = self.layout
+            values = self.buffer[layout.drifts : layout.mass].reshape(-1, 6)
+            drifts = self._drifts = dict(zip(layout.frame_index, values, strict=True))
+        return drifts
 
     def __init__(
         self,
@@ -148,6 +234,8 @@ class RobotKinematics:
         self.com_jacobian: np.ndarray | None = None
         self.mass_matrix: np.ndarray | None = None
         self.bias_forces: np.ndarray | None = None
+        self.buffer: np.ndarray | None = None
+        self.layout: _OutputLayout | None = None
         if dynamics:
             # One pass: joint placements, velocities, accelerations at a = 0 (the drifts),
             # Jacobians, the CoM and its Jacobian, M (upper triangle), h = C v + g and h_G.
@@ -160,17 +248,19 @@ class RobotKinematics:
         # CoM position, velocity and acceleration at a = 0 from the joint states just computed.
         pin.centerOfMass(model, data, ACCELERATION, False)
         pin.updateFramePlacements(model, data)
-        oMf = data.oMf
-        self.placements = {fid: oMf[fid].copy() for fid in rows}
+        self._rotations = self._translations = None
         if not dynamics:
+            oMf = data.oMf
+            self._placements = {fid: oMf[fid].copy() for fid in rows}
+            self.poses = None
             self.centroidal_momentum = data.hg.vector.copy()
             self.base_rotation = data.oMi[1].rotation.copy()
             self.com = data.com[0].copy()
             self.com_velocity = data.vcom[0].copy()
             self.com_drift = data.acom[0].copy()
-            self.velocities: dict[int, np.ndarray] = {}
-            self.drifts: dict[int, np.ndarray] = {}
-            self.jacobians = {
+            self._velocities: dict[int, np.ndarray] | None = {}
+            self._drifts: dict[int, np.ndarray] | None = {}
+            self._jacobians = {
                 fid: pin.getFrameJacobian(model, data, fid, LOCAL_WORLD_ALIGNED) for fid in rows
             }
             # From the joint Jacobians and the CoM just computed (no pass of its own).
@@ -205,13 +295,13 @@ class RobotKinematics:
             views.momentum,
             out,
         )
-        n, nv = len(rows), model.nv
-        frames = out[: layout.velocities]
-        self.jacobians = dict(zip(rows, frames.reshape(n, 6, nv), strict=True))
-        self.velocities = dict(
-            zip(rows, out[layout.velocities : layout.drifts].reshape(n, 6), strict=True)
-        )
-        self.drifts = dict(zip(rows, out[layout.drifts : layout.mass].reshape(n, 6), strict=True))
+        self.buffer, self.layout = out, layout
+        nv = model.nv
+        # The frames' placements copied in one call ((n x 12): the rotation column-major, then
+        # the translation). The per-frame dicts (and the SE3 objects) are made when first read:
+        # the torque step reads the arrays by offset (a view per frame costs about 0.5 us).
+        self.poses = views.frame_placements[layout.frame_ids]
+        self._placements = self._jacobians = self._velocities = self._drifts = None
         self.mass_matrix = out[layout.mass : layout.com_jacobian].reshape(nv, nv)
         self.com_jacobian = out[layout.com_jacobian : layout.bias].reshape(3, nv)
         rest = layout.rest

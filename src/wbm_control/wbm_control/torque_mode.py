@@ -2,9 +2,12 @@
 
 One step: the robot's kinematics and dynamics at the estimate (:class:`RobotKinematics`), the
 balance feedback, one acceleration task per task (the frame tasks of held soles are constraints
-instead), one contact constraint per held sole, then :func:`build_whole_body_qp` and its solve
-(:meth:`TorqueMode.build` returns the QP for inspection, as pink's ``build_ik``). The torques
-get the model's joint friction added and are clipped to the torque limits; with
+instead), one contact constraint per held sole, then the whole-body QP and its solve. The step
+builds the QP straight from the kinematics (:meth:`TorqueMode.build_fused`,
+:mod:`wbm_control.torque_qp`); :meth:`TorqueMode.acceleration_tasks` and
+:meth:`TorqueMode.build` (:func:`build_whole_body_qp` of the task and constraint objects) give
+the same QP, for inspection as pink's ``build_ik``, and for the fallback when the QP fails.
+The torques get the model's joint friction added and are clipped to the torque limits; with
 ``servo_references`` the predicted next joint state goes with them.
 """
 
@@ -26,6 +29,7 @@ from wbm_control.qp import DenseQPSolver
 from wbm_control.qp_fallback import QpFallback
 from wbm_control.robot_kinematics import RobotKinematics
 from wbm_control.tasks import Balance, TaskSet
+from wbm_control.torque_qp import TorqueQpBuilder
 from wbm_control.whole_body_qp import (
     AccelerationTask,
     ContactConstraint,
@@ -69,6 +73,7 @@ class TorqueMode:
         self.solver = DenseQPSolver(name="whole_body_qp", polish=True, active_set_first=True)
         self.last_qp: WholeBodyQP | None = None
         self.qp_workspace = WholeBodyQPWorkspace()
+        self.qp_builder = TorqueQpBuilder(self.qp_workspace)
         self.timings: dict[str, float] = {}
         self.fallback: QpFallback | None = None
         _warm_up_command()
@@ -131,6 +136,26 @@ class TorqueMode:
             workspace=self.qp_workspace,
         )
 
+    def build_fused(
+        self,
+        kinematics: RobotKinematics,
+        balance: Balance,
+        tasks: TaskSet,
+        held: Sequence[ActiveContact],
+        t: float,
+        settings: TorqueSettings,
+        status: ControllerStatus,
+    ) -> WholeBodyQP:
+        """The step's QP straight from the kinematics, in :attr:`qp_workspace`.
+
+        What :meth:`build` gives from :meth:`acceleration_tasks` and the held soles'
+        constraints, without those objects (:class:`~wbm_control.torque_qp.TorqueQpBuilder`);
+        the tasks' errors into ``status.task_errors``.
+        """
+        return self.qp_builder.build(
+            kinematics, balance, tasks, held, t, self.model.torque_limits, settings, status
+        )
+
     def command(
         self,
         kinematics: RobotKinematics,
@@ -186,9 +211,7 @@ class TorqueMode:
         balance = tasks.com.balance(kinematics, t, contacts)
         status.record_balance(balance)
         held = contacts.active()
-        acceleration_tasks = self.acceleration_tasks(kinematics, balance, tasks, held, t, status)
-        constraints = [tasks.contact.compute_constraint(kinematics, contact) for contact in held]
-        qp = self.build(kinematics, acceleration_tasks, constraints, settings.torque)
+        qp = self.build_fused(kinematics, balance, tasks, held, t, settings.torque, status)
         self.last_qp = qp
         solve_start = time.perf_counter()
         self.solver.max_iterations = settings.torque.max_iterations  # bounds a failing solve
@@ -199,6 +222,11 @@ class TorqueMode:
             if not settings.fallback.enabled:
                 raise
             self.fallback = self.fallback or QpFallback(self.model, settings.fallback)
+            # The fallback's inputs as objects (rare: the fused build made none).
+            acceleration_tasks = self.acceleration_tasks(
+                kinematics, balance, tasks, held, t, status
+            )
+            constraints = [tasks.contact.compute_constraint(kinematics, c) for c in held]
             result = self.fallback.solve(
                 kinematics, acceleration_tasks, constraints, held, tasks, settings
             )

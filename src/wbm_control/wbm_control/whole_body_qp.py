@@ -416,11 +416,17 @@ def _contact_rows(
     Computed once while the contacts' cone arrays (compared by identity, kept referenced),
     nv and the minimum normal force are those of the last call (read-only arrays).
     """
-    cones = tuple([c.cone for c in contacts])
+    return _contact_rows_of_cones(tuple([c.cone for c in contacts]), nv, min_normal_force)
+
+
+def _contact_rows_of_cones(
+    cones: tuple[np.ndarray, ...], nv: int, min_normal_force: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_contact_rows` of the contacts' cones (the torque mode's fused build's)."""
     key = (nv, float(min_normal_force), tuple([id(cone) for cone in cones]))
     if _contact_rows_cache and _contact_rows_cache[0][0][1] == key:
         return _contact_rows_cache[0][1]
-    k = len(contacts)
+    k = len(cones)
     cone_sizes = [cone.shape[0] for cone in cones]
     n_cone = sum(cone_sizes)
     top = np.zeros((n_cone + k, nv + 6 * k))

@@ -268,6 +268,134 @@ def contact_acceleration(
         desired[i] = kp * error[i] - kd * velocity
 
 
+@kernel
+def frame_task_rows(
+    target_rotation: np.ndarray,
+    target_translation: np.ndarray,
+    poses: np.ndarray,
+    row: int,
+    source: np.ndarray,
+    velocity_at: int,
+    velocity_reference: np.ndarray,
+    acceleration_reference: np.ndarray,
+    kp: float,
+    kd: float,
+    desired: np.ndarray,
+) -> float:
+    """:func:`frame_acceleration_task` with the frame's pose and twist read by offset.
+
+    The torque step's (:mod:`wbm_control.torque_qp`): no array views made per frame.
+
+    Args:
+        target_rotation: R* (3 x 3) of the reference pose.
+        target_translation: p* (3,) [m] of the reference pose.
+        poses: The kinematics' frame placements (n x 12): per row the rotation column-major,
+            then the translation [m] (:attr:`~wbm_control.robot_kinematics.RobotKinematics.
+            poses`).
+        row: The frame's row in ``poses``.
+        source: The kinematics' array (:attr:`~wbm_control.robot_kinematics.RobotKinematics.
+            buffer`).
+        velocity_at: Offset of the frame's twist (6,) [m/s, rad/s] in ``source``.
+        velocity_reference: Reference twist (6,) [m/s, rad/s].
+        acceleration_reference: Reference acceleration (6,) [m/s^2, rad/s^2].
+        kp: Stiffness [1/s^2].
+        kd: Damping [1/s].
+        desired: Output (6,) [m/s^2, rad/s^2].
+
+    Returns:
+        The norm of the position error [m].
+    """
+    rotation = poses[row, :9].reshape((3, 3)).T  # column-major storage: the transpose
+    return frame_acceleration_task(
+        target_rotation,
+        target_translation,
+        rotation,
+        poses[row, 9:12],
+        velocity_reference,
+        acceleration_reference,
+        source[velocity_at : velocity_at + 6],
+        kp,
+        kd,
+        desired,
+    )
+
+
+@kernel
+def orientation_task_rows(
+    rotation_reference: np.ndarray,
+    poses: np.ndarray,
+    row: int,
+    source: np.ndarray,
+    velocity_at: int,
+    kp: float,
+    kd: float,
+    desired: np.ndarray,
+) -> float:
+    """:func:`orientation_acceleration_task` with the frame's rotation and twist by offset.
+
+    Args:
+        rotation_reference: R* (3 x 3), the orientation to hold in the world.
+        poses: The kinematics' frame placements (n x 12) (:func:`frame_task_rows`).
+        row: The frame's row in ``poses``.
+        source: The kinematics' array.
+        velocity_at: Offset of the frame's twist (6,) [m/s, rad/s] in ``source``.
+        kp: Stiffness [1/s^2].
+        kd: Damping [1/s].
+        desired: Output (3,) [rad/s^2].
+
+    Returns:
+        The norm of the error [rad].
+    """
+    rotation = poses[row, :9].reshape((3, 3)).T
+    return orientation_acceleration_task(
+        rotation_reference, rotation, source[velocity_at : velocity_at + 6], kp, kd, desired
+    )
+
+
+@kernel
+def contact_task_rows(
+    anchor_rotation: np.ndarray,
+    anchor_translation: np.ndarray,
+    poses: np.ndarray,
+    row: int,
+    source: np.ndarray,
+    jacobian_at: int,
+    v: np.ndarray,
+    kp: float,
+    kd: float,
+    desired: np.ndarray,
+) -> None:
+    """:func:`contact_acceleration` with the sole's pose and Jacobian read by offset.
+
+    Args:
+        anchor_rotation: Rotation (3 x 3) where the sole is held, in the world.
+        anchor_translation: Position (3,) [m] where the sole is held.
+        poses: The kinematics' frame placements (n x 12) (:func:`frame_task_rows`).
+        row: The sole frame's row in ``poses``.
+        source: The kinematics' array.
+        jacobian_at: Offset of its LOCAL_WORLD_ALIGNED Jacobian (6 x nv, C order) in
+            ``source``.
+        v: The robot's velocity (nv,).
+        kp: Stiffness [1/s^2].
+        kd: Damping [1/s].
+        desired: Output (6,) [m/s^2, rad/s^2].
+    """
+    nv = v.shape[0]
+    rotation = poses[row, :9].reshape((3, 3)).T
+    jacobian = source[jacobian_at : jacobian_at + 6 * nv].reshape((6, nv))
+    contact_acceleration(
+        anchor_rotation,
+        anchor_translation,
+        rotation,
+        poses[row, 9:12],
+        jacobian,
+        v,
+        kp,
+        kd,
+        desired,
+    )
+
+
 def _read_only(array: np.ndarray) -> np.ndarray:
     array.flags.writeable = False
     return array
@@ -320,4 +448,13 @@ def warm_up() -> None:
         1.0,
         desired,
     )
+    # The torque step's, reading the kinematics' arrays by offset.
+    poses, source = np.zeros((2, 12)), np.zeros(64)
+    poses[:, [0, 4, 8]] = 1.0
+    for reference in (vector6, _read_only(np.zeros(6))):
+        frame_task_rows(
+            rotation, vector3, poses, 1, source, 6, reference, reference, 1.0, 1.0, desired
+        )
+    orientation_task_rows(np.eye(3), poses, 0, source, 0, 1.0, 1.0, np.empty(3))
+    contact_task_rows(rotation, vector3, poses, 1, source, 0, np.zeros(7), 1.0, 1.0, desired)
     _warm = True

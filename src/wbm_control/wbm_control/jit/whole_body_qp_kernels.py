@@ -108,6 +108,80 @@ def fill_whole_body_qp(
 
 
 @kernel
+def fill_whole_body_qp_from_rows(
+    H: np.ndarray,
+    g: np.ndarray,
+    A: np.ndarray,
+    b: np.ndarray,
+    C: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    torque_offset: np.ndarray,
+    source: np.ndarray,
+    jacobian_rows: np.ndarray,
+    drift_rows: np.ndarray,
+    jacobians: np.ndarray,
+    drift: np.ndarray,
+    weights: np.ndarray,
+    desired: np.ndarray,
+    regularization: np.ndarray,
+    M: np.ndarray,
+    h: np.ndarray,
+    limits: np.ndarray,
+    base_dofs: int,
+) -> None:
+    """:func:`fill_whole_body_qp` with the rows' Jacobians and drifts read from ``source``.
+
+    The torque mode's fused build (:mod:`wbm_control.torque_qp`): every task row's and
+    contact row's Jacobian row and drift are entries of the step's kinematics array
+    (:attr:`~wbm_control.robot_kinematics.RobotKinematics.buffer`), gathered here into the
+    stacked ``jacobians`` and ``drift`` (the caller's scratch, overwritten) in the order of
+    the rows, then :func:`fill_whole_body_qp` on them: the same arithmetic as the build from
+    the stacked arrays (bit for bit).
+
+    Args:
+        H: Hessian (n x n), as :func:`fill_whole_body_qp`'s.
+        g: Linear cost (n,), as :func:`fill_whole_body_qp`'s.
+        A: Equalities, as :func:`fill_whole_body_qp`'s.
+        b: Their right-hand side, as :func:`fill_whole_body_qp`'s.
+        C: Inequalities, as :func:`fill_whole_body_qp`'s.
+        lower: Their lower bounds, as :func:`fill_whole_body_qp`'s [N m].
+        upper: Their upper bounds, as :func:`fill_whole_body_qp`'s [N m].
+        torque_offset: h_j (nv - base_dofs,) written [N m].
+        source: The step's kinematics array (flat).
+        jacobian_rows: Per row (m + 6 k,) int64: the offset in ``source`` of its Jacobian row
+            (nv values), or -1 - c for the unit row e_c (a joint selection: the posture's).
+        drift_rows: Per row (m + 6 k,) int64: the offset in ``source`` of its drift, or -1
+            for a zero drift.
+        jacobians: Scratch (m + 6 k x nv), written.
+        drift: Scratch (m + 6 k,), written.
+        weights: The tasks' row weights stacked (m,) [-].
+        desired: The tasks' a* then the contacts' a*_c (m + 6 k,).
+        regularization: The Hessian's regularization diagonal (n,).
+        M: Mass matrix (nv x nv) (a view of ``source``).
+        h: Bias forces (nv,) [N, N m] (a view of ``source``).
+        limits: tau_max (nv - base_dofs,) [N m].
+        base_dofs: Rows of the floating base (6, or 0 for a fixed base).
+    """
+    nv = M.shape[0]
+    for r in range(jacobian_rows.shape[0]):
+        start = jacobian_rows[r]
+        if start >= 0:
+            for j in range(nv):
+                jacobians[r, j] = source[start + j]
+        else:
+            for j in range(nv):
+                jacobians[r, j] = 0.0
+            jacobians[r, -1 - start] = 1.0
+        at = drift_rows[r]
+        drift[r] = source[at] if at >= 0 else 0.0
+    fill_whole_body_qp(
+        H, g, A, b, C, lower, upper, torque_offset, jacobians, weights, desired, drift,
+        regularization, M, h, limits, base_dofs,
+    )  # fmt: skip
+
+
+@kernel
 def _fill_cost(
     H: np.ndarray,
     g: np.ndarray,
@@ -269,6 +343,20 @@ def warm_up() -> None:
         regularization, M, h, np.ones(ndof), base_dofs,
     )  # fmt: skip
     split_solution(C[3:], np.zeros(ndof), np.ones(n), nv)
+    # The fused build's: M and h are views of the kinematics array (C-contiguous).
+    rows = 4 + k6
+    source = np.ones(nv * (rows + nv + 1))
+    jacobian_rows = np.arange(rows, dtype=np.int64) * nv
+    jacobian_rows[0] = -1 - 6
+    drift_rows = np.full(rows, -1, dtype=np.int64)
+    drift_rows[1] = 3
+    M_view = source[rows * nv : rows * nv + nv * nv].reshape(nv, nv)
+    h_view = source[rows * nv + nv * nv :]
+    fill_whole_body_qp_from_rows(
+        H, g, A, b, C, lower, upper, np.zeros(ndof), source, jacobian_rows, drift_rows,
+        np.empty((rows, nv)), np.empty(rows), weights, desired, regularization, M_view, h_view,
+        np.ones(ndof), base_dofs,
+    )  # fmt: skip
     _warmed_up = True
 
 

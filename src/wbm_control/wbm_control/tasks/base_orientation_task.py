@@ -15,6 +15,7 @@ from wbm_control.robot_kinematics import RobotKinematics
 from wbm_control.whole_body_qp import AccelerationTask
 
 _orientation_acceleration_task = task_kernels.orientation_acceleration_task
+_orientation_task_rows = task_kernels.orientation_task_rows
 
 
 class BaseOrientationTask:
@@ -89,6 +90,29 @@ class BaseOrientationTask:
             s.weight,
         )
         return task, error
+
+    def torque_rows(self, kinematics: RobotKinematics, desired: np.ndarray) -> float:
+        """:meth:`torque_task`'s desired acceleration into ``desired`` (3,) [rad/s^2].
+
+        The torque step's (:mod:`wbm_control.torque_qp`, which reads the Jacobian and drift rows
+        itself): the rotation and twist read from the kinematics' arrays by offset
+        (:func:`~wbm_control.jit.task_kernels.orientation_task_rows`).
+
+        Returns:
+            The norm of the error [rad].
+        """
+        s, layout = self.settings, kinematics.layout
+        row = layout.frame_index[self.frame_id]
+        return _orientation_task_rows(
+            self.rotation_reference,
+            kinematics.poses,
+            row,
+            kinematics.buffer,
+            layout.velocities + 6 * row,
+            s.kp,
+            s.kd,
+            desired,
+        )
 
     def ik_spec(self) -> IkFrameTaskSpec:
         """The task in the IK: orientation only."""

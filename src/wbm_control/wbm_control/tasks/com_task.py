@@ -314,15 +314,24 @@ class ComTask:
         The desired acceleration of :meth:`balance`'s kernel when ``balance`` is the last one
         it gave at these ``kinematics``, else :meth:`desired_acceleration_reference`.
         """
-        s = self.settings
+        return AccelerationTask(
+            self.name,
+            self.compute_jacobian(kinematics),
+            kinematics.com_drift,
+            self.desired_acceleration(kinematics, balance),
+            self.settings.weight,
+        )
+
+    def desired_acceleration(self, kinematics: RobotKinematics, balance: Balance) -> np.ndarray:
+        """The CoM task's desired acceleration (3,) [m/s^2] (:meth:`compute_acceleration_task`).
+
+        :meth:`balance`'s kernel's when ``balance`` is the last one it gave at these
+        ``kinematics`` (a view of its output), else :meth:`desired_acceleration_reference`.
+        """
         cached = self._desired
         if cached is not None and cached[0] is balance and cached[1] is kinematics:
-            desired = cached[2]
-        else:
-            desired = self.desired_acceleration_reference(kinematics, balance)
-        return AccelerationTask(
-            self.name, self.compute_jacobian(kinematics), kinematics.com_drift, desired, s.weight
-        )
+            return cached[2]
+        return self.desired_acceleration_reference(kinematics, balance)
 
     def desired_acceleration_reference(
         self, kinematics: RobotKinematics, balance: Balance

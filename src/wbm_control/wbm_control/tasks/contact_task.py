@@ -15,6 +15,7 @@ from wbm_control.tasks.frame_task import pose_error
 from wbm_control.whole_body_qp import ContactConstraint
 
 _contact_acceleration = task_kernels.contact_acceleration
+_contact_task_rows = task_kernels.contact_task_rows
 
 
 class ContactTask:
@@ -77,3 +78,31 @@ class ContactTask:
             desired,
             contact.cone(self.friction_coefficient, cop_margin=self.cop_margin),
         )
+
+    def contact_rows(
+        self, kinematics: RobotKinematics, contact: ActiveContact, desired: np.ndarray
+    ) -> np.ndarray:
+        """:meth:`compute_constraint`'s a*_c into ``desired`` (6,) [m/s^2, rad/s^2]; the cone.
+
+        The torque step's (:mod:`wbm_control.torque_qp`, which reads the Jacobian and drift rows
+        itself): the sole's pose and Jacobian read from the kinematics' arrays by offset
+        (:func:`~wbm_control.jit.task_kernels.contact_task_rows`).
+
+        Returns:
+            The sole's wrench cone (m x 6), world axes (read-only, the contact's).
+        """
+        anchor, settings, layout = contact.placement, self.settings, kinematics.layout
+        row = layout.frame_index[self.sole_frame_ids[contact.sole.name]]
+        _contact_task_rows(
+            anchor.rotation,
+            anchor.translation,
+            kinematics.poses,
+            row,
+            kinematics.buffer,
+            6 * row * layout.nv,
+            kinematics.v,
+            settings.kp,
+            settings.kd,
+            desired,
+        )
+        return contact.cone(self.friction_coefficient, cop_margin=self.cop_margin)

@@ -40,6 +40,7 @@ def pose_error(target: pin.SE3, current: pin.SE3) -> np.ndarray:
 
 _pose_error = task_kernels.pose_error
 _frame_acceleration_task = task_kernels.frame_acceleration_task
+_frame_task_rows = task_kernels.frame_task_rows
 
 
 class FrameTask:
@@ -228,6 +229,34 @@ class FrameTask:
             self.weights,
         )
         return task, position_error
+
+    def torque_rows(self, kinematics: RobotKinematics, t: float, desired: np.ndarray) -> float:
+        """:meth:`torque_task`'s desired acceleration into ``desired`` (6,) [m/s^2, rad/s^2].
+
+        The torque step's (:mod:`wbm_control.torque_qp`, which reads the Jacobian and drift rows
+        itself): the frame's pose and twist read from the kinematics' arrays by offset, one
+        kernel call (:func:`~wbm_control.jit.task_kernels.frame_task_rows`, the arithmetic of
+        :meth:`torque_task`'s).
+
+        Returns:
+            The norm of the position error [m].
+        """
+        target, velocity_ref, acceleration_ref = self.reference(t)
+        s, layout = self.settings, kinematics.layout
+        row = layout.frame_index[self.frame_id]
+        return _frame_task_rows(
+            target.rotation,
+            target.translation,
+            kinematics.poses,
+            row,
+            kinematics.buffer,
+            layout.velocities + 6 * row,
+            velocity_ref,
+            acceleration_ref,
+            s.kp,
+            s.kd,
+            desired,
+        )
 
     def ik_spec(self) -> IkFrameTaskSpec:
         """The task in the IK: its costs [1/m, 1/rad] and gain [1/s]."""

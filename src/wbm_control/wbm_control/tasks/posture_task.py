@@ -48,7 +48,16 @@ class PostureTask:
 
         One kernel call (:func:`~wbm_control.jit.task_kernels.posture_acceleration_task`).
         """
-        s = self.settings
         desired = np.empty(self.reference.shape[0])
+        self.torque_rows(kinematics, desired)
+        weight = self.settings.weight
+        return AccelerationTask(self.name, self._selection, self._drift, desired, weight)
+
+    def torque_rows(self, kinematics: RobotKinematics, desired: np.ndarray) -> None:
+        """:meth:`compute_acceleration_task`'s desired accelerations into ``desired`` (ndof,).
+
+        [rad/s^2]; the torque mode's fused build (:mod:`wbm_control.torque_qp`) knows the rows
+        are the joints' selection, without drift.
+        """
+        s = self.settings
         _posture_acceleration_task(self.reference, kinematics.q, kinematics.v, s.kp, s.kd, desired)
-        return AccelerationTask(self.name, self._selection, self._drift, desired, s.weight)

@@ -93,9 +93,21 @@ class TaskSet:
         )
 
     @property
-    def frame_ids(self) -> set[int]:
-        """Every frame the tasks query (the soles' frames are frame tasks' frames)."""
-        return {task.frame_id for task in self.frames.values()} | {self.base_orientation.frame_id}
+    def frame_ids(self) -> frozenset[int]:
+        """Every frame the tasks query (the soles' frames are frame tasks' frames).
+
+        Kept while the frame tasks (their dict and count) and the base orientation task are
+        the same objects (a step reads it; it is not rebuilt each time).
+        """
+        key = (id(self.frames), len(self.frames), id(self.base_orientation))
+        cached = self.__dict__.get("_frame_ids")
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        ids = frozenset(
+            {task.frame_id for task in self.frames.values()} | {self.base_orientation.frame_id}
+        )
+        self.__dict__["_frame_ids"] = (key, ids)
+        return ids
 
     def held_task_names(self, held_soles: list[str]) -> set[str]:
         """Names of the frame tasks of held soles (constraints instead of tasks)."""
