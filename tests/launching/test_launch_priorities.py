@@ -2,7 +2,8 @@
 the loop's nodes (robot interface, controller) get realtime_priority in realtime pacing, in
 lockstep only with lockstep_priority (the demo's default, not sim.launch.yaml's), never as fast
 as possible; the watchers (state publisher, recorder, scenario) get watcher_priority, clamped
-below the loop's, and normal scheduling where the loop has it."""
+below the loop's, in lockstep with lockstep_priority (a loop that never waits), and normal
+scheduling otherwise."""
 
 from __future__ import annotations
 
@@ -33,13 +34,13 @@ def priorities(file: str, tmp_path, **arguments: str) -> dict[str, int]:
     [
         ("demo.launch.yaml", {}, 50, 10),  # lockstep with lockstep_priority (the demo's default)
         ("demo.launch.yaml", {"lockstep_priority": "false"}, 0, 0),
-        ("demo.launch.yaml", {"pacing": "realtime"}, 50, 10),
+        ("demo.launch.yaml", {"pacing": "realtime"}, 50, 0),  # the loop waits: watchers normal
         ("demo.launch.yaml", {"pacing": "as_fast_as_possible"}, 0, 0),  # it never waits
         ("demo.launch.yaml", {"realtime_priority": "0"}, 0, 0),  # the loop normal: all normal
         ("demo.launch.yaml", {"watcher_priority": "80"}, 50, 49),  # below the loop's
         ("demo.launch.yaml", {"realtime_priority": "1"}, 1, 0),  # nothing below 1
         ("demo.launch.yaml", {"watcher_priority": "0"}, 50, 0),
-        ("sim.launch.yaml", {}, 50, 10),  # realtime
+        ("sim.launch.yaml", {}, 50, 0),  # realtime
         ("sim.launch.yaml", {"pacing": "lockstep"}, 0, 0),  # sim.launch.yaml: opt-in
         ("sim.launch.yaml", {"pacing": "lockstep", "lockstep_priority": "true"}, 50, 10),
         ("sim.launch.yaml", {"pacing": "as_fast_as_possible", "lockstep_priority": "true"}, 0, 0),

@@ -25,9 +25,8 @@ Three launches (our simulator twice, MuJoCo once) keep the wall time down;
 ``wbm_benchmark_launches`` runs the same check 20 times in a row. The default runs the loop's
 nodes in SCHED_FIFO (``realtime_priority`` 50): every thread of the robot interface and of the
 controller has that policy and priority while it runs (read from the kernel, ``/proc``) and the
-state publisher's have SCHED_FIFO at ``watcher_priority`` (10, below the loop's); the third
-launch asks for normal scheduling (``realtime_priority:=0``), which the state publisher then
-keeps too, and stands the same.
+state publisher's keep the normal policy (its ``watcher_priority`` is for lockstep); the third
+launch asks for normal scheduling (``realtime_priority:=0``) and stands the same.
 """
 
 from __future__ import annotations
@@ -82,7 +81,6 @@ def node_schedulers(launch_pid: int) -> dict[str, set[tuple[int, int]]]:
 
 
 DEFAULT_PRIORITY = 50  # sim.launch.yaml's realtime_priority
-WATCHER_PRIORITY = 10  # sim.launch.yaml's watcher_priority (below the loop's)
 
 
 class CommandProbe(Probe):
@@ -142,9 +140,7 @@ def launch_and_measure(robot_side: str, realtime_priority: int | None = None) ->
     loop = {(os.SCHED_FIFO, realtime_priority)} if realtime_priority else {(os.SCHED_OTHER, 0)}
     assert schedulers["wbm_robot_interface"] == loop, schedulers
     assert schedulers["wbm_controller"] == loop, schedulers
-    # The watcher below the loop (the launch's watcher_priority, 10), normal with the loop.
-    watcher = {(os.SCHED_FIFO, WATCHER_PRIORITY)} if realtime_priority else {(os.SCHED_OTHER, 0)}
-    assert schedulers["wbm_state_publisher"] == watcher, schedulers
+    assert schedulers["wbm_state_publisher"] == {(os.SCHED_OTHER, 0)}, schedulers
     if realtime_priority:
         assert f"realtime_priority {realtime_priority}: SCHED_FIFO on" in launch.output
     return float(np.abs(heights - initial_height(robot_side)).max())
