@@ -7,6 +7,12 @@ id), and those of a thread started afterwards by a SCHED_FIFO thread (inherited)
 checked as an unprivileged user with no rtprio limit, which the kernel must refuse: the outcome
 says why and the threads keep the normal policy. The machines this runs on run the suite as
 root (CAP_SYS_NICE); elsewhere the privileged cases fail with that reason.
+
+Scope ``"loop"``: the child names its threads as Fast DDS names its own (``dds.shm.<port>``,
+``dds.udp.<port>``, ``dds.shm.wdog``, ``dds.ev.0``; through ``prctl(PR_SET_NAME)``, as Fast DDS
+does) and hands one plain thread over as the loop's: exactly that thread and the two receive
+threads must come back in SCHED_FIFO, every other thread (main, watchdog, event, executor-like
+workers) in SCHED_OTHER.
 """
 
 from __future__ import annotations
@@ -19,6 +25,36 @@ import sys
 import pytest
 
 from wbm_description.realtime_priority import RealtimeOutcome, set_realtime_priority
+
+SCOPED_CHILD = r"""
+import ctypes, json, os, sys, threading
+from wbm_description.realtime_priority import set_realtime_priority, thread_ids, thread_name
+libc = ctypes.CDLL(None)
+stop = threading.Event()
+named = {}
+def worker(name):
+    if name:
+        libc.prctl(15, name.encode(), 0, 0, 0)  # PR_SET_NAME, as Fast DDS names its threads
+    named[threading.get_native_id()] = name
+    stop.wait()
+names = ["dds.shm.7412", "dds.udp.7410", "dds.shm.wdog", "dds.ev.0", "", ""]
+workers = [threading.Thread(target=worker, args=(name,)) for name in names]
+for w in workers:
+    w.start()
+while len(named) < len(names):
+    pass
+loop = workers[-1].native_id  # a plain thread handed over as the loop's
+outcome = set_realtime_priority(int(sys.argv[1]), sys.argv[2], [loop])
+policies = {
+    str(tid): [thread_name(tid), os.sched_getscheduler(tid), os.sched_getparam(tid).sched_priority]
+    for tid in thread_ids()
+}
+stop.set()
+print(json.dumps({
+    "threads": outcome.threads, "applied": outcome.applied, "line": outcome.describe(),
+    "policies": policies, "loop": str(loop),
+}))
+"""
 
 CHILD = r"""
 import json, os, resource, sys, threading
@@ -96,3 +132,49 @@ def test_a_priority_outside_1_to_99_is_refused(bad):
 def test_outcome_lines():
     assert not RealtimeOutcome(5, 0, "no").applied
     assert RealtimeOutcome(5, 3).describe() == "realtime_priority 5: SCHED_FIFO on 3 threads"
+
+
+def run_scoped_child(priority: int, scope: str) -> dict:
+    result = subprocess.run(
+        [sys.executable, "-c", SCOPED_CHILD, str(priority), scope],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ),
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_loop_scope_sets_the_hand_over_and_receive_threads_only():
+    assert os.geteuid() == 0, "needs root (CAP_SYS_NICE), as on the project's machines"
+    report = run_scoped_child(23, "loop")
+    policies = report["policies"]
+    fifo = {tid for tid, (_, policy, _) in policies.items() if policy == os.SCHED_FIFO}
+    receiving = ("dds.shm.7412", "dds.udp.7410")
+    receivers = {tid for tid, (name, _, _) in policies.items() if name in receiving}
+    assert len(receivers) == 2, policies
+    assert fifo == receivers | {report["loop"]}, policies
+    assert {tuple(policies[tid][1:]) for tid in fifo} == {(os.SCHED_FIFO, 23)}
+    others = [value for tid, value in policies.items() if tid not in fifo]
+    # the main thread, the watchdog, the event thread and the other plain thread at least
+    assert len(others) >= 4, policies
+    assert {(policy, priority) for _, policy, priority in others} == {(os.SCHED_OTHER, 0)}
+    assert {"dds.shm.wdog", "dds.ev.0"} <= {name for name, _, _ in others}
+    assert report["threads"] == 3 and report["applied"]
+    assert report["line"] == (
+        "realtime_priority 23: SCHED_FIFO on 3 threads (the loop's hand-over and receive "
+        "threads; the others normal)"
+    )
+
+
+def test_all_scope_with_named_threads_sets_every_thread():
+    assert os.geteuid() == 0, "needs root (CAP_SYS_NICE), as on the project's machines"
+    report = run_scoped_child(23, "all")
+    assert {tuple(value[1:]) for value in report["policies"].values()} == {(os.SCHED_FIFO, 23)}
+    assert report["threads"] == len(report["policies"]) >= 7
+
+
+def test_an_unknown_scope_is_refused():
+    with pytest.raises(ValueError, match="realtime_threads: expected one of all, loop, got 'so"):
+        set_realtime_priority(10, "some")

@@ -87,6 +87,7 @@ CASES = [
     case("robot.launch.yaml", "target_duration", "-1"),
     case("robot.launch.yaml", "trigger", "x"),
     case("robot.launch.yaml", "realtime_priority", "100"),
+    case("robot.launch.yaml", "realtime_threads", "some"),
     case("robot.launch.yaml", "watcher_priority", "-1"),
     case("robot.launch.yaml", "namespace", "bad/name!"),
     case("robot.launch.yaml", "use_sim_time", "banana"),

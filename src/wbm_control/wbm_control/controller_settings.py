@@ -20,6 +20,7 @@ from typing import Any
 
 from wbm_control.walking.settings import WalkingSettings
 from wbm_description.exceptions import ConfigError
+from wbm_description.realtime_priority import THREAD_SCOPES
 from wbm_description.settings import Settings, setting
 
 MODES = ("ik", "torque")
@@ -352,6 +353,13 @@ class ControllerSettings(Settings):
         unit="-",
         ge=0,
         le=99,
+    )
+    realtime_threads: str = setting(
+        "all",
+        doc='the threads realtime_priority sets: "all" of the process, or "loop" (the input '
+        "thread, which takes the robot's samples, steps and publishes the command, and the "
+        "middleware's receive threads)",
+        choices=THREAD_SCOPES,
     )
     use_ground_truth: bool = setting(
         False, doc="subscribe ground_truth/odom instead of estimating (tests only)"

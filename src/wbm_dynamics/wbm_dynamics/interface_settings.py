@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from wbm_description.realtime_priority import THREAD_SCOPES
 from wbm_description.settings import Settings, setting
 from wbm_dynamics.noise import NoiseSettings
 
@@ -54,6 +55,9 @@ class RobotInterfaceSettings(Settings):
         push_duration: How long a wrench received on ``apply_wrench`` acts [s].
         realtime_priority: SCHED_FIFO priority (1-99) of the node's threads, where permitted
             (:mod:`wbm_description.realtime_priority`); 0: normal scheduling.
+        realtime_threads: The threads ``realtime_priority`` sets: ``"all"`` of the process, or
+            ``"loop"``: the input thread (it takes the commands, and in lockstep steps and
+            publishes), the pacing thread and the middleware's receive threads.
         world_frame: Frame of the ground truth odometry.
         hold_posture_at_start: At start and after a reset, the servos hold the robot config's
             initial posture (position references plus the static torques of standing on its
@@ -113,6 +117,13 @@ class RobotInterfaceSettings(Settings):
         le=99,
         doc="SCHED_FIFO priority of the node's threads (1-99, as ros2_control's thread_priority)"
         "; 0: normal scheduling",
+    )
+    realtime_threads: str = setting(
+        "all",
+        choices=THREAD_SCOPES,
+        doc='the threads realtime_priority sets: "all" of the process, or "loop" (the input '
+        "thread, which takes the commands and in lockstep steps and publishes, the pacing "
+        "thread, and the middleware's receive threads)",
     )
     world_frame: str = setting("world", nonempty=True, doc="frame of ground_truth/odom")
     hold_posture_at_start: bool = setting(

@@ -236,6 +236,11 @@ class PacingLoop:
             self._thread = threading.Thread(target=self._run, name="pacing", daemon=True)
             self._thread.start()
 
+    @property
+    def native_id(self) -> int | None:
+        """The loop thread's id in the kernel (None when no thread runs)."""
+        return None if self._thread is None else self._thread.native_id
+
     def stop(self) -> None:
         """Stop the loop's thread (and wait for it)."""
         self._running = False

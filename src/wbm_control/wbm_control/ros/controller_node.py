@@ -272,9 +272,17 @@ class ControllerNode(WbmNode):
     # ------------------------------------------------------------------ life cycle
 
     def start(self) -> None:
-        """Start taking the robot inputs (the input thread); then the realtime priority."""
+        """Start taking the robot inputs (the input thread); then the realtime priority.
+
+        ``realtime_threads`` ``"loop"``: the input thread (it takes the samples, steps and
+        publishes the command) and the middleware's receive threads only.
+        """
         self.input_thread.start()
-        self.apply_realtime_priority(self.settings.realtime_priority)
+        self.apply_realtime_priority(
+            self.settings.realtime_priority,
+            self.settings.realtime_threads,
+            [self.input_thread.native_id],
+        )
 
     def stop(self) -> None:
         """Stop the input thread."""

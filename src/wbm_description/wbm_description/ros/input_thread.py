@@ -404,6 +404,11 @@ class InputThread:
         """Whether the thread runs."""
         return self._thread is not None and self._thread.is_alive()
 
+    @property
+    def native_id(self) -> int | None:
+        """The thread's id in the kernel (its task id in ``/proc``); None before :meth:`start`."""
+        return None if self._thread is None else self._thread.native_id
+
     def start(self) -> None:
         """Start taking messages (once the node is complete)."""
         if self._thread is not None:

@@ -198,13 +198,17 @@ class WbmNode(Node):
         with clock:
             return clock.get_now().nanoseconds
 
-    def apply_realtime_priority(self, priority: int) -> RealtimeOutcome:
-        """SCHED_FIFO at ``priority`` for every thread of the process (0: nothing), logged.
+    def apply_realtime_priority(
+        self, priority: int, scope: str = "all", loop_threads: Iterable[int] = ()
+    ) -> RealtimeOutcome:
+        """SCHED_FIFO at ``priority`` for the process's threads (0: nothing), logged.
 
-        Called by a loop node once its threads run (:mod:`wbm_description.realtime_priority`);
-        where it is not permitted the node logs why and keeps normal scheduling.
+        ``scope`` ``"all"``: every thread; ``"loop"``: the native ids ``loop_threads`` (the
+        node's hand-over threads) and the middleware's receive threads. Called by a node once
+        its threads run (:mod:`wbm_description.realtime_priority`); where it is not permitted
+        the node logs why and keeps normal scheduling.
         """
-        outcome = set_realtime_priority(priority)
+        outcome = set_realtime_priority(priority, scope, loop_threads)
         if outcome.error:
             self.get_logger().warning(outcome.describe())
         elif outcome.applied:

@@ -222,10 +222,12 @@ class RobotInterfaceNode(WbmNode):
     def start(self) -> None:
         """Start the pacing loop and the input thread, then apply the realtime priority.
 
-        The priority goes to every thread of the process, those two included; in realtime and
-        lockstep pacing (in lockstep the loop's hand-overs, simulator to controller and back,
-        then happen at once instead of after the scheduler's wake-up latency; the watchers keep
-        their share in SCHED_FIFO below the loop's, the launch files' ``watcher_priority``).
+        The priority goes to every thread of the process, those two included
+        (``realtime_threads`` ``"all"``), or to those two and the middleware's receive threads
+        (``"loop"``), in realtime and lockstep pacing: in lockstep the loop's hand-overs,
+        simulator to controller and back, then happen at once instead of after the scheduler's
+        wake-up latency (in ``"all"`` scope the watchers keep their share in SCHED_FIFO below
+        the loop's, the launch files' ``watcher_priority``).
         """
         self.loop.start()
         self.input_thread.start()
@@ -238,7 +240,10 @@ class RobotInterfaceNode(WbmNode):
                 "loop never waits): normal scheduling"
             )
             return
-        self.apply_realtime_priority(priority)
+        loop = [self.input_thread.native_id, self.loop.native_id]
+        self.apply_realtime_priority(
+            priority, self.settings.realtime_threads, [tid for tid in loop if tid is not None]
+        )
 
     def stop(self) -> None:
         """Stop the input thread and the pacing loop, and release the backend."""
