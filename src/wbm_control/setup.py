@@ -25,6 +25,10 @@ setup(
         "console_scripts": [
             "wbm_controller = wbm_control.ros.controller_node:main",
             "wbm_benchmark_controller = wbm_control.benchmark:main",
-        ]
+        ],
+        # wbm launch's pre-flight check of the node's parameters, without importing the node.
+        "wbm.parameter_checks": [
+            "wbm_controller = wbm_control.ros.controller_checks:check_parameters",
+        ],
     },
 )

@@ -13,10 +13,14 @@ For every node of the plan, the parameters are gathered as the node will receive
   ``check_parameters(parameters: Mapping[str, Any]) -> None``
 
   that raises :class:`~wbm_description.exceptions.ConfigError` (key: the dotted parameter
-  name) for any value the node would refuse at start. The module is the one of the package's
-  console entry point named like the executable (``importlib.metadata`` entry points, loaded
-  the way the executable itself loads it). A node whose module has no hook is checked by
-  itself at start; every shipped node has ``on_exit: shutdown``, so its refusal ends the launch.
+  name) for any value the node would refuse at start. It is the package's entry point named
+  like the executable in the group :data:`CHECKS_GROUP` (``wbm.parameter_checks``) when there
+  is one: a light module with the node's checks, so that checking does not import what only
+  running the node needs (the controller's solvers and compiled kernels); otherwise the
+  ``check_parameters`` of the module of the package's console entry point named like the
+  executable (``importlib.metadata`` entry points, loaded the way the executable itself loads
+  it). A node whose module has no hook is checked by itself at start; every shipped node has
+  ``on_exit: shutdown``, so its refusal ends the launch.
 
 A refused value is reported as a :class:`LaunchArgumentError` naming the launch arguments that
 made it, or, when no argument fed it, as a :class:`LaunchFileError` naming the parameters file
@@ -47,6 +51,9 @@ from wbm_description.exceptions import ConfigError, WbmError
 
 #: Name of the validation hook in a node's module.
 HOOK_NAME = "check_parameters"
+
+#: Entry point group of a node's validation hook in a module of its own (name: the executable).
+CHECKS_GROUP = "wbm.parameter_checks"
 
 #: Parameters rclpy declares on every node, with the type it requires (all booleans).
 ROS_OWN_PARAMETERS = ("use_sim_time", "start_type_description_service")
@@ -101,7 +108,9 @@ def _normalized(name: str) -> str:
 
 
 def find_node_module(package: str, executable: str) -> NodeModule | None:
-    """The module behind ``<prefix>/lib/<package>/<executable>``, from its console entry point.
+    """The module with the checks of ``<prefix>/lib/<package>/<executable>`` (module docstring).
+
+    Its :data:`CHECKS_GROUP` entry point's module, or the module of its console entry point.
 
     Returns:
         None when no console entry point of that name belongs to the package's distribution
@@ -110,6 +119,11 @@ def find_node_module(package: str, executable: str) -> NodeModule | None:
     Raises:
         Exception: Whatever importing the module raises (the node could not start either).
     """
+    for entry in entry_points(group=CHECKS_GROUP, name=executable):
+        if entry.dist is not None and _normalized(entry.dist.name) != _normalized(package):
+            continue
+        check = entry.load()
+        return NodeModule(entry.module, check if callable(check) else None)
     for entry in entry_points(group="console_scripts", name=executable):
         if entry.dist is not None and _normalized(entry.dist.name) != _normalized(package):
             continue
@@ -321,6 +335,7 @@ def check_plan(
 
 
 __all__ = [
+    "CHECKS_GROUP",
     "HOOK_NAME",
     "ROS_OWN_PARAMETERS",
     "GivenParameter",

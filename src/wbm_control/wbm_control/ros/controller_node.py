@@ -76,7 +76,6 @@ targets are rejected (NaN, unknown frame) or clamped (out of reach) with a log.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
@@ -85,10 +84,8 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PointStamped, PoseStamped, Twist, WrenchStamped
 from nav_msgs.msg import Odometry, Path
 from rclpy.clock import Clock, ClockType
-from rclpy.exceptions import InvalidTopicNameException
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.subscription import MessageInfo
-from rclpy.validate_topic_name import validate_topic_name
 from sensor_msgs.msg import Imu, JointState
 from visualization_msgs.msg import MarkerArray
 
@@ -98,6 +95,7 @@ from wbm_control.controller_settings import ControllerSettings
 from wbm_control.exceptions import TargetRejected
 from wbm_control.jit.warm_up import warm_up_all
 from wbm_control.joint_state_guard import JointStateGuard, Screening
+from wbm_control.ros.controller_checks import check_parameters
 from wbm_control.ros.messages import (
     CommandMessage,
     JointStateReader,
@@ -117,7 +115,7 @@ from wbm_control.ros.walking_messages import (
 from wbm_control.safe_hold import LogLine, SafeHold
 from wbm_control.walking import WalkingError
 from wbm_control.walking_behaviour import WalkingBehaviour
-from wbm_description.exceptions import ConfigError, NameNotFound, WbmError
+from wbm_description.exceptions import WbmError
 from wbm_description.registry import load_robot
 from wbm_description.robot_io import JointCommand
 from wbm_description.ros.cdr import values_decoder
@@ -129,12 +127,10 @@ from wbm_description.ros.messages import (
     wrench_from_values,
 )
 from wbm_description.ros.node_runtime import (
-    ROS_PARAMETERS,
     WbmNode,
     declare_settings,
     run_node,
 )
-from wbm_description.settings import nest
 from wbm_description.whole_body_model import WholeBodyModel
 
 DIAGNOSTICS_RATE = 20.0  # [Hz], about
@@ -575,44 +571,12 @@ class ControllerNode(WbmNode):
             )
 
 
-def check_parameters(parameters: Mapping[str, Any]) -> None:
-    """The checks this node makes of its parameters at start, without starting it.
-
-    ``wbm launch`` calls it for its pre-flight checks: the settings (ranges, choices, sections),
-    the robot config, the soles of ``initial_contacts``, the frames of the frame tasks and their
-    topics.
-
-    Raises:
-        ConfigError: A value the node would refuse; the key is the parameter's name.
-        WbmError: The robot's URDF cannot be read into a model.
-    """
-    values = {name: value for name, value in parameters.items() if name not in ROS_PARAMETERS}
-    settings = ControllerSettings.from_mapping(nest(values))
-    model = WholeBodyModel.from_config(load_robot(settings.robot))
-    soles = [sole.name for sole in model.config.soles]
-    for i, name in enumerate(settings.initial_contacts):
-        if name not in soles:
-            raise ConfigError(None, f"initial_contacts[{i}]", f"a sole of the robot {soles}", name)
-    for task, task_settings in settings.frame_tasks.items():
-        try:
-            model.frame_id(task_settings.frame)
-        except NameNotFound as error:
-            key = f"frame_tasks.{task}.frame"
-            raise ConfigError(
-                None, key, f"a frame of the robot ({error})", task_settings.frame
-            ) from None
-        try:
-            validate_topic_name(f"targets/{task}")
-        except InvalidTopicNameException:
-            raise ConfigError(
-                None, f"frame_tasks.{task}", "a task name that makes a valid topic", task
-            ) from None
-
-
 def main(args: list[str] | None = None) -> int:
     """Entry point of ``wbm_controller`` (exit code 2 when it cannot start)."""
     return run_node(ControllerNode, "wbm_controller", args)
 
+
+__all__ = ["ControllerNode", "check_parameters", "main"]
 
 if __name__ == "__main__":
     raise SystemExit(main())
