@@ -32,8 +32,9 @@ import pinocchio as pin
 import qpsolvers
 from control_helpers import CONTROLLER_YAML
 from controller_regression import contact_events, make_controller, readings_at
+from ik_reference import exact_qp_solution
 
-from wbm_control import ik_mode, motion_feedforward
+from wbm_control import ik_mode, motion_feedforward, wrench_distribution
 from wbm_control.base_estimator import BaseEstimate
 from wbm_control.contacts import ContactSet
 from wbm_control.controller_settings import ControllerSettings
@@ -107,7 +108,9 @@ def test_the_faster_ik_paths_compute_what_the_formulas_before_computed(icub, mon
     controller.settings = shipped.replace(control_rate=controller.settings.control_rate, mode="ik")
     ik = controller.mode.ik
     ik.solver, ik.solver_options = "quadprog", {}
-    compared = {"ik": 0, "acceleration": 0, "wrench": 0, "torques": 0, "largest": 0.0}
+    compared = {
+        "ik": 0, "acceleration": 0, "wrench": 0, "torques": 0, "closed form": 0, "largest": 0.0
+    }  # fmt: skip
 
     def close(new, old, what):
         np.testing.assert_allclose(new, old, rtol=0.0, atol=TOLERANCE, err_msg=what)
@@ -145,7 +148,7 @@ def test_the_faster_ik_paths_compute_what_the_formulas_before_computed(icub, mon
         return new
 
     monkeypatch.setattr(ik_mode, "solve_planned_acceleration", compared_planned)
-    distribute = motion_feedforward.solve_wrench_distribution
+    distribute = motion_feedforward.distribute_net_wrench
     motion = motion_feedforward.motion_torques
     state = {}
 
@@ -170,16 +173,38 @@ def test_the_faster_ik_paths_compute_what_the_formulas_before_computed(icub, mon
         close(wrench, old_wrench, "net contact wrench")
         close(com, old_com, "CoM")
         compared["wrench"] += 1
-        return distribute(contacts, com, wrench, **kwargs)
+        new = distribute(contacts, com, wrench, **kwargs)
+        # The sole wrenches: the closed form (no cone active) against the QP's exact minimizer
+        # (quadprog) to 1e-9 relative to the largest wrench, and against proxsuite's solution
+        # (solve_wrench_distribution, the path before) to its tolerance (1e-7 absolute on a
+        # problem scaled by ~1e3: 1e-6 relative); a proxsuite answer is proxsuite's own.
+        x = np.concatenate([new[contact.sole.name] for contact in contacts])
+        problem = wrench_distribution.build_wrench_distribution(
+            contacts, com, wrench, mu=kwargs["mu"]
+        )
+        exact = exact_qp_solution(problem)
+        scale = 1.0 + float(np.max(np.abs(exact)))
+        closed = wrench_distribution.equality_minimizer_in_cones(
+            contacts, com, wrench, mu=kwargs["mu"]
+        )
+        old = wrench_distribution.solve_wrench_distribution(contacts, com, wrench, mu=kwargs["mu"])
+        old = np.concatenate([old[contact.sole.name] for contact in contacts])
+        if closed is not None:
+            np.testing.assert_array_equal(x, closed)
+            np.testing.assert_allclose(x, exact, rtol=0.0, atol=1e-9 * scale, err_msg="wrenches")
+            compared["closed form"] += 1
+        np.testing.assert_allclose(x, old, rtol=0.0, atol=1e-6 * scale, err_msg="proxsuite")
+        return new
 
     monkeypatch.setattr(ik_mode, "motion_torques", recorded_motion)
-    monkeypatch.setattr(motion_feedforward, "solve_wrench_distribution", compared_distribution)
+    monkeypatch.setattr(motion_feedforward, "distribute_net_wrench", compared_distribution)
     for step in range(STEPS):
         controller.step(readings_at(icub, step))
         contact_events(controller, step)
     print(compared)
     counts = ("ik", "acceleration", "wrench", "torques")
     assert all(compared[name] == STEPS for name in counts), compared
+    assert compared["closed form"] > STEPS // 2, compared  # most steps: no cone active
 
 
 def com_target_before(integral, com, com_reference, gain, dt):
