@@ -40,6 +40,7 @@ from wbm_control.contacts import ContactSet
 from wbm_control.controller_settings import ControllerSettings
 from wbm_control.differential_ik import DifferentialIK
 from wbm_control.exceptions import InputError
+from wbm_control.jit.feedforward_kernels import friction_compensated_effort
 from wbm_control.planned_acceleration import AccelerationTarget
 from wbm_control.wrench_distribution import all_finite
 
@@ -296,3 +297,33 @@ def test_the_planned_acceleration_from_set_targets_samples_is_the_sampled_one(ic
         assert np.array_equal(given, sampled)
         compared += 1
     assert compared > 0
+
+
+def test_the_command_effort_kernel_is_the_numpy_formula(icub):
+    # IkMode.step's effort: effort - model.friction_torques(dq), clipped by np.minimum and
+    # np.maximum to the torque limits, as it was; the kernel's is the same operations: equal to
+    # the bit (zero and NaN velocities, efforts beyond the limits and NaN included).
+    rng = np.random.default_rng(7)
+    limits = icub.torque_limits
+    out = np.empty(icub.ndof)
+    for trial in range(50):
+        effort = rng.uniform(-2.0, 2.0, icub.ndof) * limits
+        dq = rng.uniform(-3.0, 3.0, icub.ndof)
+        dq[rng.integers(0, icub.ndof, 3)] = 0.0
+        if trial == 0:
+            effort[1] = np.nan
+        # The model's coefficients (iCub: no Coulomb term) and random ones with it, in the
+        # model's formula -(k_v dq + k_c sign(dq)).
+        viscous, coulomb = rng.uniform(0.0, 0.1, icub.ndof), rng.uniform(0.0, 0.5, icub.ndof)
+        for compensate in (True, False):
+            expected = effort - icub.friction_torques(dq) if compensate else effort
+            expected = np.minimum(np.maximum(expected, -limits), limits)
+            friction_compensated_effort(
+                effort, dq, icub.viscous_friction, icub.coulomb_friction, limits, compensate, out
+            )
+            np.testing.assert_array_equal(out, expected)
+            friction = -(viscous * dq + coulomb * np.sign(dq))
+            expected = effort - friction if compensate else effort
+            expected = np.minimum(np.maximum(expected, -limits), limits)
+            friction_compensated_effort(effort, dq, viscous, coulomb, limits, compensate, out)
+            np.testing.assert_array_equal(out, expected)

@@ -169,13 +169,26 @@ def motion_torques(
     for contact in contacts:
         if contact.sole.name in lifted:
             continue
-        frame_id = model.frame_id(contact.sole.frame)
+        frame_id = _frame_id(model, contact.sole.frame)
         if jacobians is not None:
             jacobian = jacobians[frame_id]
         else:
             jacobian = pin.getFrameJacobian(pin_model, data, frame_id, _LWA)
         feedforward_kernels.subtract_contact_torques(joints, jacobian, wrenches[contact.sole.name])
     return joints, wrenches
+
+
+#: Frame ids by (model, frame name): (model kept referenced, id) (a model's are constant).
+_frame_ids: dict[tuple[int, str], tuple[WholeBodyModel, int]] = {}
+
+
+def _frame_id(model: WholeBodyModel, frame: str) -> int:
+    """``model.frame_id(frame)``, looked up once per model and frame."""
+    cached = _frame_ids.get((id(model), frame))
+    if cached is None or cached[0] is not model:
+        cached = (model, model.frame_id(frame))
+        _frame_ids[(id(model), frame)] = cached
+    return cached[1]
 
 
 #: The root joints' placements in their parents (4 x 4), by model (a model's is constant).

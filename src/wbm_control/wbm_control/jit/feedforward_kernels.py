@@ -8,6 +8,8 @@
   origin, base axes) moved to the CoM in world axes (:func:`wbm_control.motion_feedforward.
   motion_torques`), with the free flyer's placement from q (Eigen's quaternion to rotation).
 - :func:`subtract_contact_torques`: tau_joints -= J_joints^T w for one sole.
+- :func:`friction_compensated_effort`: the IK command's effort, tau_ff minus the model's joint
+  friction, clipped to the torque limits (:class:`wbm_control.ik_mode.IkMode`'s step).
 - :func:`equality_wrench_distribution`: the wrench distribution's minimizer with no cone
   active (its equality constraint only, closed form) and whether it lies in the cones
   (:func:`wbm_control.wrench_distribution.distribute_net_wrench`).
@@ -209,6 +211,36 @@ def equality_wrench_distribution(
     return True
 
 
+@kernel
+def friction_compensated_effort(
+    effort: np.ndarray,
+    velocities: np.ndarray,
+    viscous: np.ndarray,
+    coulomb: np.ndarray,
+    limits: np.ndarray,
+    compensate: bool,
+    out: np.ndarray,
+) -> None:
+    """min(max(effort - friction, -limits), limits) into ``out`` (ndof,) [N m].
+
+    friction = -(viscous dq + coulomb sign(dq)) (``WholeBodyModel.friction_torques``' formula,
+    the same operations), subtracted when ``compensate``; a NaN stays NaN (as np.minimum and
+    np.maximum propagate it).
+    """
+    for i in range(effort.size):
+        value = effort[i]
+        if compensate:
+            dq = velocities[i]
+            friction = -(viscous[i] * dq + coulomb[i] * np.sign(dq))
+            value = value - friction
+        if value == value:
+            if value < -limits[i]:
+                value = -limits[i]
+            if value > limits[i]:
+                value = limits[i]
+        out[i] = value
+
+
 def warm_up() -> None:
     """Compile (or load from the cache) every kernel for the arrays the IK mode passes."""
     nv, rows = 8, 9
@@ -222,6 +254,12 @@ def warm_up() -> None:
     jacobian = np.zeros((6, nv))
     subtract_contact_torques(np.zeros(nv - 6), jacobian, np.zeros(6))
     subtract_contact_torques(np.zeros(nv - 6), np.asfortranarray(jacobian), np.zeros(6))
+    friction_compensated_effort(
+        np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3), np.ones(3), True, np.empty(3)
+    )
+    friction_compensated_effort(
+        np.zeros(3), np.zeros(8)[5:], np.zeros(3), np.zeros(3), np.ones(3), True, np.empty(3)
+    )
     for soles in (1, 2):
         n = 6 * soles
         equality_wrench_distribution(
