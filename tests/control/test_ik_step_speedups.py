@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 import pinocchio as pin
+import pytest
 import qpsolvers
 from control_helpers import CONTROLLER_YAML
 from controller_regression import contact_events, make_controller, readings_at
@@ -272,6 +273,30 @@ def test_the_ik_build_hands_out_its_own_arrays(icub):
     second = ik.build(moved, 0.002)
     assert np.array_equal(first.h, h) and not np.array_equal(second.h, h)
     assert np.array_equal(ik.build(q, 0.002).h, h)
+
+
+@pytest.mark.parametrize("in_place", [True, False])
+def test_the_ik_build_reads_the_frame_placements_pinocchio_computes(icub, in_place):
+    # The IK's task frames read from data.oMf in place after one updateFramePlacements, against
+    # one updateFramePlacement per frame on data of its own (the build before): the same
+    # product oMi[parent] * placement, so equal to the bit; and without the in-place view (the
+    # fallback: one updateFramePlacement per frame) the same.
+    controller = make_controller(icub, "ik")
+    controller.step(readings_at(icub, 0))
+    ik, q = controller.mode.ik, controller.mode.q
+    if not in_place:
+        ik._frame_placements = None
+    own = ik.model.createData()
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        moved = q.copy()
+        moved[7:] += rng.uniform(-0.3, 0.3, moved.size - 7)
+        moved[:3] += rng.uniform(-0.1, 0.1, 3)
+        ik.build(moved, 0.002)
+        pin.forwardKinematics(ik.model, own, moved)
+        for k, frame_id in enumerate(ik._frame_id_list):
+            expected = pin.updateFramePlacement(ik.model, own, frame_id).homogeneous
+            np.testing.assert_array_equal(ik._frame_poses[k], expected)
 
 
 def test_the_planned_acceleration_from_set_targets_samples_is_the_sampled_one(icub):
