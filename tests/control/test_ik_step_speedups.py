@@ -352,3 +352,24 @@ def test_the_command_effort_kernel_is_the_numpy_formula(icub):
             expected = np.minimum(np.maximum(expected, -limits), limits)
             friction_compensated_effort(effort, dq, viscous, coulomb, limits, compensate, out)
             np.testing.assert_array_equal(out, expected)
+
+
+def test_the_rotation_target_is_the_se3_target(icub):
+    # set_frame_rotation_target (the base orientation's, set_targets) against set_frame_target
+    # of base_orientation.ik_target() (the SE3 before): the same target matrix and feed-forward,
+    # to the bit, over a target that had a translation and a velocity before.
+    controller = make_controller(icub, "ik")
+    controller.step(readings_at(icub, 0))
+    ik, base = controller.mode.ik, controller.tasks.base_orientation
+    index = ik._task_index[base.name]
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        rotation = pin.exp3(rng.normal(size=3))
+        ik.set_frame_target(base.name, pin.SE3(rotation, rng.normal(size=3)), rng.normal(size=3))
+        ik.set_frame_rotation_target(base.name, rotation)
+        new = ik._target_poses[index].copy(), ik._target_velocities[index].copy()
+        ik.set_frame_target(base.name, pin.SE3(rotation, np.zeros(3)))
+        np.testing.assert_array_equal(new[0], ik._target_poses[index])
+        np.testing.assert_array_equal(new[1], ik._target_velocities[index])
+    ik.set_frame_rotation_target(base.name, base.rotation_reference)
+    np.testing.assert_array_equal(ik._target_poses[index], base.ik_target().homogeneous)

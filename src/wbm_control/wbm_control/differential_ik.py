@@ -277,6 +277,23 @@ class DifferentialIK:
             self._target_velocities[index] = velocity[:3]
         self._target_set[index] = True
 
+    def set_frame_rotation_target(self, name: str, rotation: np.ndarray) -> None:
+        """:meth:`set_frame_target` to the pose (rotation, origin) without feed-forward.
+
+        ``rotation`` (3 x 3) in the world, written into the target's 4 x 4 matrix as
+        ``pin.SE3(rotation, np.zeros(3)).homogeneous`` has it (no SE3 made).
+        """
+        index = self._task_index.get(name)
+        if index is None:
+            raise NameNotFound("task", name, self.frame_tasks, where="IK")
+        pose = self._target_poses[index]
+        pose[:3, :3] = rotation
+        pose[:3, 3] = 0.0
+        pose[3, :3] = 0.0
+        pose[3, 3] = 1.0
+        self._target_velocities[index] = 0.0
+        self._target_set[index] = True
+
     def set_com_target(self, com: np.ndarray, velocity: np.ndarray | None = None) -> None:
         """Target CoM position in the world [m]; optional feed-forward velocity [m/s]."""
         if self.com_task is None:

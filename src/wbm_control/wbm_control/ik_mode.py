@@ -316,7 +316,9 @@ class IkMode:
             self.ik.set_frame_target(name, pose, velocity_ref[:3])
             error = pose.translation - kinematics.placements[task.frame_id].translation
             status.task_errors[name] = norm(error)
-        self.ik.set_frame_target(tasks.base_orientation.name, tasks.base_orientation.ik_target())
+        # base_orientation.ik_target(): its rotation reference at the origin.
+        base = tasks.base_orientation
+        self.ik.set_frame_rotation_target(base.name, base.rotation_reference)
 
     def com_target(
         self, com: np.ndarray, com_reference: np.ndarray, gain: float, dt: float
