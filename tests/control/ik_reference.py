@@ -1,4 +1,5 @@
-"""The IK's QP build before its kernel (numpy and Pinocchio, one frame task at a time).
+"""The IK's QP build before its kernel (numpy and Pinocchio, one frame task at a time), and an
+exact QP solution (quadprog) as the reference of the closed-form wrench distribution.
 
 :func:`build_arrays_before` is ``DifferentialIK._build_arrays`` as it was before
 :func:`wbm_control.jit.ik_kernels.build_ik_qp` (kept as the tests' reference): pink's terms in
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pinocchio as pin
+import quadprog
 
 from wbm_control.differential_ik import DifferentialIK
 
@@ -73,3 +75,21 @@ def build_arrays_before(
         v_max = dt * velocity_limit.velocity_limit[velocity_limit.indices]
         parts += [v_max, v_max]
     return H, c, np.concatenate(parts)
+
+
+def exact_qp_solution(problem) -> np.ndarray:
+    """The exact minimizer of a :class:`~wbm_control.qp.DenseQP` with one-sided rows C x <= u.
+
+    quadprog (Goldfarb-Idnani, an exact dense active-set method) on (H, g, A = b, C x <= u):
+    the reference of the wrench distribution's closed form, which proxsuite's iterates (1e-7
+    absolute tolerance) cannot be to 1e-9. Rows with u = +inf are left out; l must be -inf.
+    """
+    upper = np.asarray(problem.u, dtype=float)
+    assert np.all(np.asarray(problem.l) <= -1e19), "one-sided rows only"
+    kept = upper < 1e19
+    constraints = np.vstack([problem.A, -problem.C[kept]]).T
+    bounds = np.concatenate([problem.b, -upper[kept]])
+    return quadprog.solve_qp(
+        np.array(problem.H), -np.asarray(problem.g, dtype=float), constraints, bounds,
+        problem.A.shape[0],
+    )[0]  # fmt: skip

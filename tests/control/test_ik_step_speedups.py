@@ -29,16 +29,19 @@ from __future__ import annotations
 
 import numpy as np
 import pinocchio as pin
+import pytest
 import qpsolvers
 from control_helpers import CONTROLLER_YAML
 from controller_regression import contact_events, make_controller, readings_at
+from ik_reference import exact_qp_solution
 
-from wbm_control import ik_mode, motion_feedforward
+from wbm_control import ik_mode, motion_feedforward, wrench_distribution
 from wbm_control.base_estimator import BaseEstimate
 from wbm_control.contacts import ContactSet
 from wbm_control.controller_settings import ControllerSettings
 from wbm_control.differential_ik import DifferentialIK
 from wbm_control.exceptions import InputError
+from wbm_control.jit.feedforward_kernels import friction_compensated_effort
 from wbm_control.planned_acceleration import AccelerationTarget
 from wbm_control.wrench_distribution import all_finite
 
@@ -107,7 +110,9 @@ def test_the_faster_ik_paths_compute_what_the_formulas_before_computed(icub, mon
     controller.settings = shipped.replace(control_rate=controller.settings.control_rate, mode="ik")
     ik = controller.mode.ik
     ik.solver, ik.solver_options = "quadprog", {}
-    compared = {"ik": 0, "acceleration": 0, "wrench": 0, "torques": 0, "largest": 0.0}
+    compared = {
+        "ik": 0, "acceleration": 0, "wrench": 0, "torques": 0, "closed form": 0, "largest": 0.0
+    }  # fmt: skip
 
     def close(new, old, what):
         np.testing.assert_allclose(new, old, rtol=0.0, atol=TOLERANCE, err_msg=what)
@@ -145,7 +150,7 @@ def test_the_faster_ik_paths_compute_what_the_formulas_before_computed(icub, mon
         return new
 
     monkeypatch.setattr(ik_mode, "solve_planned_acceleration", compared_planned)
-    distribute = motion_feedforward.solve_wrench_distribution
+    distribute = motion_feedforward.distribute_net_wrench
     motion = motion_feedforward.motion_torques
     state = {}
 
@@ -170,16 +175,38 @@ def test_the_faster_ik_paths_compute_what_the_formulas_before_computed(icub, mon
         close(wrench, old_wrench, "net contact wrench")
         close(com, old_com, "CoM")
         compared["wrench"] += 1
-        return distribute(contacts, com, wrench, **kwargs)
+        new = distribute(contacts, com, wrench, **kwargs)
+        # The sole wrenches: the closed form (no cone active) against the QP's exact minimizer
+        # (quadprog) to 1e-9 relative to the largest wrench, and against proxsuite's solution
+        # (solve_wrench_distribution, the path before) to its tolerance (1e-7 absolute on a
+        # problem scaled by ~1e3: 1e-6 relative); a proxsuite answer is proxsuite's own.
+        x = np.concatenate([new[contact.sole.name] for contact in contacts])
+        problem = wrench_distribution.build_wrench_distribution(
+            contacts, com, wrench, mu=kwargs["mu"]
+        )
+        exact = exact_qp_solution(problem)
+        scale = 1.0 + float(np.max(np.abs(exact)))
+        closed = wrench_distribution.equality_minimizer_in_cones(
+            contacts, com, wrench, mu=kwargs["mu"]
+        )
+        old = wrench_distribution.solve_wrench_distribution(contacts, com, wrench, mu=kwargs["mu"])
+        old = np.concatenate([old[contact.sole.name] for contact in contacts])
+        if closed is not None:
+            np.testing.assert_array_equal(x, closed)
+            np.testing.assert_allclose(x, exact, rtol=0.0, atol=1e-9 * scale, err_msg="wrenches")
+            compared["closed form"] += 1
+        np.testing.assert_allclose(x, old, rtol=0.0, atol=1e-6 * scale, err_msg="proxsuite")
+        return new
 
     monkeypatch.setattr(ik_mode, "motion_torques", recorded_motion)
-    monkeypatch.setattr(motion_feedforward, "solve_wrench_distribution", compared_distribution)
+    monkeypatch.setattr(motion_feedforward, "distribute_net_wrench", compared_distribution)
     for step in range(STEPS):
         controller.step(readings_at(icub, step))
         contact_events(controller, step)
     print(compared)
     counts = ("ik", "acceleration", "wrench", "torques")
     assert all(compared[name] == STEPS for name in counts), compared
+    assert compared["closed form"] > STEPS // 2, compared  # most steps: no cone active
 
 
 def com_target_before(integral, com, com_reference, gain, dt):
@@ -248,6 +275,30 @@ def test_the_ik_build_hands_out_its_own_arrays(icub):
     assert np.array_equal(ik.build(q, 0.002).h, h)
 
 
+@pytest.mark.parametrize("in_place", [True, False])
+def test_the_ik_build_reads_the_frame_placements_pinocchio_computes(icub, in_place):
+    # The IK's task frames read from data.oMf in place after one updateFramePlacements, against
+    # one updateFramePlacement per frame on data of its own (the build before): the same
+    # product oMi[parent] * placement, so equal to the bit; and without the in-place view (the
+    # fallback: one updateFramePlacement per frame) the same.
+    controller = make_controller(icub, "ik")
+    controller.step(readings_at(icub, 0))
+    ik, q = controller.mode.ik, controller.mode.q
+    if not in_place:
+        ik._frame_placements = None
+    own = ik.model.createData()
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        moved = q.copy()
+        moved[7:] += rng.uniform(-0.3, 0.3, moved.size - 7)
+        moved[:3] += rng.uniform(-0.1, 0.1, 3)
+        ik.build(moved, 0.002)
+        pin.forwardKinematics(ik.model, own, moved)
+        for k, frame_id in enumerate(ik._frame_id_list):
+            expected = pin.updateFramePlacement(ik.model, own, frame_id).homogeneous
+            np.testing.assert_array_equal(ik._frame_poses[k], expected)
+
+
 def test_the_planned_acceleration_from_set_targets_samples_is_the_sampled_one(icub):
     controller = make_controller(icub, "ik")
     shipped = ControllerSettings.from_yaml(CONTROLLER_YAML)
@@ -271,3 +322,54 @@ def test_the_planned_acceleration_from_set_targets_samples_is_the_sampled_one(ic
         assert np.array_equal(given, sampled)
         compared += 1
     assert compared > 0
+
+
+def test_the_command_effort_kernel_is_the_numpy_formula(icub):
+    # IkMode.step's effort: effort - model.friction_torques(dq), clipped by np.minimum and
+    # np.maximum to the torque limits, as it was; the kernel's is the same operations: equal to
+    # the bit (zero and NaN velocities, efforts beyond the limits and NaN included).
+    rng = np.random.default_rng(7)
+    limits = icub.torque_limits
+    out = np.empty(icub.ndof)
+    for trial in range(50):
+        effort = rng.uniform(-2.0, 2.0, icub.ndof) * limits
+        dq = rng.uniform(-3.0, 3.0, icub.ndof)
+        dq[rng.integers(0, icub.ndof, 3)] = 0.0
+        if trial == 0:
+            effort[1] = np.nan
+        # The model's coefficients (iCub: no Coulomb term) and random ones with it, in the
+        # model's formula -(k_v dq + k_c sign(dq)).
+        viscous, coulomb = rng.uniform(0.0, 0.1, icub.ndof), rng.uniform(0.0, 0.5, icub.ndof)
+        for compensate in (True, False):
+            expected = effort - icub.friction_torques(dq) if compensate else effort
+            expected = np.minimum(np.maximum(expected, -limits), limits)
+            friction_compensated_effort(
+                effort, dq, icub.viscous_friction, icub.coulomb_friction, limits, compensate, out
+            )
+            np.testing.assert_array_equal(out, expected)
+            friction = -(viscous * dq + coulomb * np.sign(dq))
+            expected = effort - friction if compensate else effort
+            expected = np.minimum(np.maximum(expected, -limits), limits)
+            friction_compensated_effort(effort, dq, viscous, coulomb, limits, compensate, out)
+            np.testing.assert_array_equal(out, expected)
+
+
+def test_the_rotation_target_is_the_se3_target(icub):
+    # set_frame_rotation_target (the base orientation's, set_targets) against set_frame_target
+    # of base_orientation.ik_target() (the SE3 before): the same target matrix and feed-forward,
+    # to the bit, over a target that had a translation and a velocity before.
+    controller = make_controller(icub, "ik")
+    controller.step(readings_at(icub, 0))
+    ik, base = controller.mode.ik, controller.tasks.base_orientation
+    index = ik._task_index[base.name]
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        rotation = pin.exp3(rng.normal(size=3))
+        ik.set_frame_target(base.name, pin.SE3(rotation, rng.normal(size=3)), rng.normal(size=3))
+        ik.set_frame_rotation_target(base.name, rotation)
+        new = ik._target_poses[index].copy(), ik._target_velocities[index].copy()
+        ik.set_frame_target(base.name, pin.SE3(rotation, np.zeros(3)))
+        np.testing.assert_array_equal(new[0], ik._target_poses[index])
+        np.testing.assert_array_equal(new[1], ik._target_velocities[index])
+    ik.set_frame_rotation_target(base.name, base.rotation_reference)
+    np.testing.assert_array_equal(ik._target_poses[index], base.ik_target().homogeneous)

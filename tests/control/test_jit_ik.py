@@ -145,7 +145,7 @@ def test_the_kernels_compute_what_the_numpy_code_before_computed(robot, monkeypa
         return new
 
     motion = motion_feedforward.motion_torques
-    distribute = motion_feedforward.solve_wrench_distribution
+    distribute = motion_feedforward.distribute_net_wrench
     state = {}
 
     def compared_motion(whole_body, data, q, v, a, contacts, **kwargs):
@@ -176,7 +176,7 @@ def test_the_kernels_compute_what_the_numpy_code_before_computed(robot, monkeypa
     monkeypatch.setattr(type(ik), "_build_arrays", compared_build)
     monkeypatch.setattr(ik_mode, "solve_planned_acceleration", compared_planned)
     monkeypatch.setattr(ik_mode, "motion_torques", compared_motion)
-    monkeypatch.setattr(motion_feedforward, "solve_wrench_distribution", compared_distribution)
+    monkeypatch.setattr(motion_feedforward, "distribute_net_wrench", compared_distribution)
     _run(controller, model)
     print(config.name, compared, largest)  # pytest -s: the measured differences
     assert all(compared[name] == STEPS for name in ("qp", "acceleration", "torques")), compared

@@ -1,10 +1,17 @@
 import numpy as np
 import pinocchio as pin
 import pytest
+from ik_reference import exact_qp_solution
 
 from wbm_control.contacts import ContactSet
 from wbm_control.exceptions import NoSolutionFound
-from wbm_control.wrench_distribution import solve_wrench_distribution, static_net_wrench
+from wbm_control.wrench_distribution import (
+    build_wrench_distribution,
+    distribute_net_wrench,
+    equality_minimizer_in_cones,
+    solve_wrench_distribution,
+    static_net_wrench,
+)
 
 MU = 0.5
 
@@ -68,3 +75,64 @@ def test_com_outside_the_support_polygon_has_no_static_solution(icub, stance):
         solve_wrench_distribution(
             stance.active(), com, static_net_wrench(icub.total_mass, icub.config.gravity), mu=MU
         )
+
+
+def _stacked(wrenches, contacts):
+    return np.concatenate([wrenches[contact.sole.name] for contact in contacts])
+
+
+@pytest.mark.parametrize("soles", [2, 1])
+def test_the_closed_form_is_the_exact_minimizer_where_no_cone_is_active(icub, stance, soles):
+    # CoMs above the support, nets with horizontal forces and moments (a moving body): where
+    # the equality's minimizer lies in the cones it is the QP's minimizer, compared with
+    # quadprog's exact solution of the same QP to 1e-9 relative to the largest wrench (the
+    # same minimizer by two exact methods: rounding, measured ~1e-13), and with proxsuite's
+    # (solve_wrench_distribution, the path before) to its tolerance (1e-7 absolute, scaled).
+    rng = np.random.default_rng(3)
+    contacts = stance.active()[:soles]
+    centre = np.mean([c.center_in_world() for c in contacts], axis=0)
+    m = icub.total_mass
+    closed_forms = 0
+    for _ in range(40):
+        com = centre + np.array([*rng.uniform(-0.01, 0.01, 2), 0.48])
+        net = static_net_wrench(m, icub.config.gravity)
+        net[:2] += rng.uniform(-10.0, 10.0, 2)
+        net[3:] += rng.uniform(-2.0, 2.0, 3)
+        x = equality_minimizer_in_cones(contacts, com, net, mu=MU)
+        problem = build_wrench_distribution(contacts, com, net, mu=MU)
+        exact = exact_qp_solution(problem)
+        scale = 1.0 + float(np.max(np.abs(exact)))
+        if x is None:  # a cone active at the QP's minimizer (proxsuite's case, below)
+            continue
+        closed_forms += 1
+        np.testing.assert_allclose(x, exact, rtol=0.0, atol=1e-9 * scale)
+        assert np.all(problem.C @ x <= 0.0)
+        new = _stacked(distribute_net_wrench(contacts, com, net, mu=MU), contacts)
+        np.testing.assert_array_equal(new, x)
+        old = _stacked(solve_wrench_distribution(contacts, com, net, mu=MU), contacts)
+        np.testing.assert_allclose(new, old, rtol=0.0, atol=1e-6 * scale)
+    assert closed_forms >= 30, closed_forms
+
+
+def test_with_a_cone_active_proxsuite_solves_it(icub, stance):
+    # The CoM above the left sole's centre: the equality's minimizer (torques cost most) asks
+    # the right sole to pull (f_z < 0), out of its cone; the QP is solved by proxsuite (the
+    # same wrenches as solve_wrench_distribution's).
+    contacts = stance.active()
+    left = next(c for c in contacts if c.sole.name == "left_foot")
+    com = left.center_in_world() + np.array([0.0, 0.0, 0.48])
+    net = static_net_wrench(icub.total_mass, icub.config.gravity)
+    assert equality_minimizer_in_cones(contacts, com, net, mu=MU) is None
+    new = _stacked(distribute_net_wrench(contacts, com, net, mu=MU), contacts)
+    old = _stacked(solve_wrench_distribution(contacts, com, net, mu=MU), contacts)
+    np.testing.assert_array_equal(new, old)
+    exact = exact_qp_solution(build_wrench_distribution(contacts, com, net, mu=MU))
+    np.testing.assert_allclose(new, exact, rtol=0.0, atol=1e-6 * (1.0 + np.max(np.abs(exact))))
+
+
+def test_the_closed_form_path_raises_where_the_qp_has_no_solution(icub, stance):
+    com = np.array([0.25, -0.068, 0.48])  # 16 cm in front of the toes
+    net = static_net_wrench(icub.total_mass, icub.config.gravity)
+    assert equality_minimizer_in_cones(stance.active(), com, net, mu=MU) is None
+    with pytest.raises(NoSolutionFound):
+        distribute_net_wrench(stance.active(), com, net, mu=MU)

@@ -14,7 +14,9 @@ tracker with target p + pd / k has no steady lag on a ramp).
 task: error log6(T_frame^-1 T_target) and Jacobian -Jlog6 J_local; CoM; posture; configuration
 and velocity limits), from one kinematics pass (joint Jacobians, the tasks' frames, the CoM) and
 one compiled call (:func:`wbm_control.jit.ik_kernels.build_ik_qp`: Pinocchio's log6 and Jlog6
-written out), without pink's per-step ``Configuration``. Targets are kept as arrays (4 x 4 poses,
+written out), without pink's per-step ``Configuration``; the tasks' frame placements are read
+in place from Pinocchio's ``data.oMf`` (:class:`~wbm_control.pinocchio_views.DataViews`) after one
+``updateFramePlacements``. Targets are kept as arrays (4 x 4 poses,
 feed-forward velocities); the frame and CoM tasks' pink cost arrays are views of the IK's cost
 rows, and the gains are fixed at construction (``gains`` is read-only).
 :meth:`DifferentialIK.build_with_pink` is pink's own ``build_ik``, the reference the tests
@@ -52,6 +54,7 @@ from pink.utils import get_root_joint_dim
 
 from wbm_control.exceptions import InputError, NoSolutionFound
 from wbm_control.jit import ik_kernels
+from wbm_control.pinocchio_views import DataViews
 from wbm_description.exceptions import NameNotFound
 
 LOCAL = pin.ReferenceFrame.LOCAL
@@ -186,6 +189,14 @@ class DifferentialIK:
                     self._supports[k, start : start + self.model.joints[j].nv] = 1
         self._supports[n_frames] = 1
         self._frame_poses = np.zeros((n_frames, 4, 4))
+        self._frame_poses[:, 3, 3] = 1.0  # the bottom rows (0, 0, 0, 1), never written again
+        self._frame_id_array = np.array(self._frame_id_list, dtype=np.int64)
+        # Pinocchio's frame placements in place (nframes x 12), or None where its layout is not
+        # one array (pinocchio_views): then one updateFramePlacement per task.
+        views = DataViews(self.model, self.data)
+        in_place = "frame_placements" not in views.copied
+        self._frame_placements = views.frame_placements if in_place else None
+        self._data_views = views
         self._target_poses = np.zeros((n_frames, 4, 4))
         self._target_velocities = np.zeros((n_frames, 3))
         self._target_set = np.zeros(n_frames, dtype=bool)
@@ -264,6 +275,23 @@ class DifferentialIK:
             self._target_velocities[index] = 0.0
         else:
             self._target_velocities[index] = velocity[:3]
+        self._target_set[index] = True
+
+    def set_frame_rotation_target(self, name: str, rotation: np.ndarray) -> None:
+        """:meth:`set_frame_target` to the pose (rotation, origin) without feed-forward.
+
+        ``rotation`` (3 x 3) in the world, written into the target's 4 x 4 matrix as
+        ``pin.SE3(rotation, np.zeros(3)).homogeneous`` has it (no SE3 made).
+        """
+        index = self._task_index.get(name)
+        if index is None:
+            raise NameNotFound("task", name, self.frame_tasks, where="IK")
+        pose = self._target_poses[index]
+        pose[:3, :3] = rotation
+        pose[:3, 3] = 0.0
+        pose[3, :3] = 0.0
+        pose[3, 3] = 1.0
+        self._target_velocities[index] = 0.0
         self._target_set[index] = True
 
     def set_com_target(self, com: np.ndarray, velocity: np.ndarray | None = None) -> None:
@@ -350,8 +378,17 @@ class DifferentialIK:
         model, data = self.model, self.data
         pin.computeJointJacobians(model, data, q)
         frames = self._frame_poses
-        for k, frame_id in enumerate(self._frame_id_list):
-            frames[k] = pin.updateFramePlacement(model, data, frame_id).homogeneous
+        placements = self._frame_placements
+        if placements is not None:
+            # Every frame's placement (oMi[parent] * placement, as updateFramePlacement), the
+            # tasks' read from Pinocchio's memory: rotation column-major, then translation.
+            pin.updateFramePlacements(model, data)
+            poses = placements[self._frame_id_array]
+            frames[:, :3, :3] = poses[:, :9].reshape(-1, 3, 3).transpose(0, 2, 1)
+            frames[:, :3, 3] = poses[:, 9:]
+        else:
+            for k, frame_id in enumerate(self._frame_id_list):
+                frames[k] = pin.updateFramePlacement(model, data, frame_id).homogeneous
         com = self._com
         if self.com_task is not None:
             com[0] = pin.centerOfMass(model, data, POSITION, True)

@@ -37,6 +37,7 @@ from wbm_control.controller_settings import ControllerSettings
 from wbm_control.controller_status import ControllerStatus
 from wbm_control.differential_ik import DifferentialIK
 from wbm_control.exceptions import NoSolutionFound
+from wbm_control.jit import feedforward_kernels
 from wbm_control.motion_feedforward import angular_momentum_compensation, motion_torques
 from wbm_control.planned_acceleration import (
     PlannedAccelerationWorkspace,
@@ -315,7 +316,9 @@ class IkMode:
             self.ik.set_frame_target(name, pose, velocity_ref[:3])
             error = pose.translation - kinematics.placements[task.frame_id].translation
             status.task_errors[name] = norm(error)
-        self.ik.set_frame_target(tasks.base_orientation.name, tasks.base_orientation.ik_target())
+        # base_orientation.ik_target(): its rotation reference at the origin.
+        base = tasks.base_orientation
+        self.ik.set_frame_rotation_target(base.name, base.rotation_reference)
 
     def com_target(
         self, com: np.ndarray, com_reference: np.ndarray, gain: float, dt: float
@@ -471,10 +474,14 @@ class IkMode:
             )
         fed = time.perf_counter()
         if effort is not None:
-            if settings.torque.friction_compensation:
-                effort = effort - self.model.friction_torques(v_ik[6:])
-            limits = self.model.torque_limits
-            effort = np.minimum(np.maximum(effort, -limits), limits)
+            # effort - friction_torques(dq) (friction compensation), clipped to the limits.
+            model = self.model
+            clipped = np.empty(effort.size)
+            feedforward_kernels.friction_compensated_effort(
+                effort, v_ik[6:], model.viscous_friction, model.coulomb_friction,
+                model.torque_limits, bool(settings.torque.friction_compensation), clipped,
+            )  # fmt: skip
+            effort = clipped
         command = JointCommand(position=q_next[7:].copy(), velocity=v_ik[6:].copy(), effort=effort)
         timings = self.timings
         timings["targets"] = solve_start - built

@@ -16,7 +16,8 @@ on the held soles:
   its origin in its axes), moved to the CoM in world axes (:func:`net_contact_wrench` computes
   it from the centroidal momentum, the tests' reference);
 - it is distributed over the held soles in their contact wrench cones
-  (:func:`~wbm_control.wrench_distribution.solve_wrench_distribution`), so that the base rows hold:
+  (:func:`~wbm_control.wrench_distribution.distribute_net_wrench`: the closed form when no cone
+  is active, else the QP by proxsuite), so that the base rows hold:
   (M a + h)_base = sum_i J_i,base^T f_i;
 - the joint torques are the joint rows: tau = (M a + h)_joints - sum_i J_i,joints^T f_i, by
   ``pin.rnea`` (J_i: the soles' LOCAL_WORLD_ALIGNED Jacobians, f_i at the sole frame origin).
@@ -38,7 +39,7 @@ from wbm_control.contacts import ActiveContact
 from wbm_control.exceptions import InputError, NoSolutionFound
 from wbm_control.jit import feedforward_kernels
 from wbm_control.qp import DenseQPSolver
-from wbm_control.wrench_distribution import all_finite, solve_wrench_distribution
+from wbm_control.wrench_distribution import all_finite, distribute_net_wrench
 from wbm_description.whole_body_model import WholeBodyModel
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
@@ -158,7 +159,7 @@ def motion_torques(
             if not all_finite(value):
                 raise InputError(name, f"{value.size} finite values", value.shape)
     try:
-        wrenches = solve_wrench_distribution(contacts, com, wrench, mu=mu, solver=solver)
+        wrenches = distribute_net_wrench(contacts, com, wrench, mu=mu, solver=solver)
     except NoSolutionFound:
         wrenches = _minimum_norm_wrenches(contacts, com, wrench)
     if not jacobians_at_q and jacobians is None:
@@ -168,13 +169,26 @@ def motion_torques(
     for contact in contacts:
         if contact.sole.name in lifted:
             continue
-        frame_id = model.frame_id(contact.sole.frame)
+        frame_id = _frame_id(model, contact.sole.frame)
         if jacobians is not None:
             jacobian = jacobians[frame_id]
         else:
             jacobian = pin.getFrameJacobian(pin_model, data, frame_id, _LWA)
         feedforward_kernels.subtract_contact_torques(joints, jacobian, wrenches[contact.sole.name])
     return joints, wrenches
+
+
+#: Frame ids by (model, frame name): (model kept referenced, id) (a model's are constant).
+_frame_ids: dict[tuple[int, str], tuple[WholeBodyModel, int]] = {}
+
+
+def _frame_id(model: WholeBodyModel, frame: str) -> int:
+    """``model.frame_id(frame)``, looked up once per model and frame."""
+    cached = _frame_ids.get((id(model), frame))
+    if cached is None or cached[0] is not model:
+        cached = (model, model.frame_id(frame))
+        _frame_ids[(id(model), frame)] = cached
+    return cached[1]
 
 
 #: The root joints' placements in their parents (4 x 4), by model (a model's is constant).

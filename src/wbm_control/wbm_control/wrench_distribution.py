@@ -6,6 +6,12 @@ sole frame origin, world axes) that
 
     minimize    sum_i  w_t ||f_i,xy||^2 + w_n f_i,z^2 + w_m ||tau_i at the sole centre||^2
     subject to  sum_i (f_i, tau_i + (p_i - c) x f_i) = w_G,   F_i w_i <= 0 (contact wrench cone).
+
+:func:`solve_wrench_distribution` solves it by proxsuite. :func:`distribute_net_wrench` first
+tries its minimizer with no cone active (the equality-constrained minimizer, closed form in one
+compiled call: :func:`wbm_control.jit.feedforward_kernels.equality_wrench_distribution`): when
+it lies in every cone it is the QP's exact minimizer (convex QP, no inequality active);
+otherwise proxsuite solves the QP as before.
 """
 
 from __future__ import annotations
@@ -17,7 +23,12 @@ import numpy as np
 
 from wbm_control.contacts import ActiveContact
 from wbm_control.exceptions import InputError
+from wbm_control.jit import feedforward_kernels
 from wbm_control.qp import INFINITY, DenseQP, DenseQPSolver, all_finite
+
+#: The cost's default weights: tangential forces [1/N^2], normal forces [1/N^2], torques about
+#: the sole centres [1/(N m)^2].
+TANGENTIAL_WEIGHT, NORMAL_WEIGHT, TORQUE_WEIGHT = 1e-3, 1e-6, 1.0
 
 
 def skew(vector: np.ndarray) -> np.ndarray:
@@ -44,9 +55,9 @@ def build_wrench_distribution(
     net_wrench_at_com: np.ndarray,
     *,
     mu: float,
-    tangential_weight: float = 1e-3,
-    normal_weight: float = 1e-6,
-    torque_weight: float = 1.0,
+    tangential_weight: float = TANGENTIAL_WEIGHT,
+    normal_weight: float = NORMAL_WEIGHT,
+    torque_weight: float = TORQUE_WEIGHT,
 ) -> DenseQP:
     """The wrench distribution QP (variables: the stacked sole wrenches, 6 per contact).
 
@@ -82,10 +93,13 @@ def build_wrench_distribution(
     return DenseQP(H=H, g=g, A=A, b=target, C=C, l=lower, u=upper)
 
 
-#: The last held contacts and weights, what of the QP follows from them alone, and the soles'
-#: origins (x, y, z) [m]: the held soles do not move while held (ActiveContact), so a
-#: controller asks for the same at every step.
-_constant_cache: list[tuple[tuple, tuple[np.ndarray, ...], list[list[float]]]] = []
+#: The last held contacts and weights, what of the QP follows from them alone, the soles'
+#: origins (x, y, z) [m], and the closed form's inputs (H^-1, the origins (soles, 3), C): the
+#: held soles do not move while held (ActiveContact), so a controller asks for the same at
+#: every step.
+_constant_cache: list[
+    tuple[tuple, tuple[np.ndarray, ...], list[list[float]], tuple[np.ndarray, ...]]
+] = []
 
 
 def _constant_parts(
@@ -106,7 +120,7 @@ def _constant_parts(
     """
     key = (float(mu), float(tangential_weight), float(normal_weight), float(torque_weight))
     if _constant_cache:
-        (cached_contacts, cached_key), parts, _ = _constant_cache[0]
+        (cached_contacts, cached_key), parts = _constant_cache[0][:2]
         if cached_key == key and len(cached_contacts) == len(contacts):
             if all(map(operator.is_, cached_contacts, contacts)):
                 return parts
@@ -128,7 +142,13 @@ def _constant_parts(
     for array in parts:
         array.flags.writeable = False
     origins = [contact.placement.translation.tolist() for contact in contacts]
-    _constant_cache[:] = [((contacts, key), parts, origins)]
+    # H^-1 block by block (np.linalg.inv of each 6 x 6 block), writeable contiguous copies.
+    h_inverse = np.zeros((n, n))
+    for k in range(len(contacts)):
+        block = slice(6 * k, 6 * k + 6)
+        h_inverse[block, block] = np.linalg.inv(H[block, block])
+    closed_form = (h_inverse, np.array(origins, dtype=float).reshape(-1, 3), np.array(C))
+    _constant_cache[:] = [((contacts, key), parts, origins, closed_form)]
     return parts
 
 
@@ -153,6 +173,77 @@ def solve_wrench_distribution(
     problem = build_wrench_distribution(contacts, com, net_wrench_at_com, mu=mu, **weights)
     x = (solver or DenseQPSolver(name="wrench_distribution")).solve(problem)
     return {c.sole.name: x[6 * k : 6 * k + 6].copy() for k, c in enumerate(contacts)}
+
+
+def equality_minimizer_in_cones(
+    contacts: Sequence[ActiveContact],
+    com: np.ndarray,
+    net_wrench_at_com: np.ndarray,
+    *,
+    mu: float,
+    **weights: float,
+) -> np.ndarray | None:
+    """The distribution QP's minimizer with no cone active, if it lies in every cone.
+
+    The minimizer of :func:`build_wrench_distribution`'s cost subject to its equality alone
+    (closed form, one compiled call:
+    :func:`wbm_control.jit.feedforward_kernels.equality_wrench_distribution`), the stacked
+    sole wrenches (n,) [N, N m] at the sole origins, world axes; None when it leaves a cone
+    (C x > 0: a cone is active at the QP's minimizer), is not finite, or does not exist.
+    Where it is returned it is the QP's exact minimizer (a convex QP whose inequalities are
+    all inactive there).
+
+    Raises:
+        InputError: No contacts, or the net wrench not of size 6.
+    """
+    if not contacts:
+        raise InputError("contacts", "at least one active contact", 0)
+    target = np.asarray(net_wrench_at_com, dtype=float)
+    if target.shape != (6,):
+        raise InputError("net_wrench_at_com", "6 finite values", target)
+    _constant_parts(
+        tuple(contacts),
+        mu,
+        weights.get("tangential_weight", TANGENTIAL_WEIGHT),
+        weights.get("normal_weight", NORMAL_WEIGHT),
+        weights.get("torque_weight", TORQUE_WEIGHT),
+    )
+    h_inverse, origins, cones = _constant_cache[0][3]
+    x = np.empty(h_inverse.shape[0])
+    com = np.asarray(com, dtype=float)
+    inside = feedforward_kernels.equality_wrench_distribution(
+        h_inverse, origins, com, target, cones, x
+    )
+    return x if inside else None
+
+
+def distribute_net_wrench(
+    contacts: Sequence[ActiveContact],
+    com: np.ndarray,
+    net_wrench_at_com: np.ndarray,
+    *,
+    mu: float,
+    solver: DenseQPSolver | None = None,
+    **weights: float,
+) -> dict[str, np.ndarray]:
+    """:func:`solve_wrench_distribution`'s minimizer, by its closed form when no cone is active.
+
+    :func:`equality_minimizer_in_cones` first; when a cone is active (or there is no solution)
+    :func:`solve_wrench_distribution` solves the QP by proxsuite.
+
+    Returns:
+        Sole name to wrench (force [N], torque [N m]) at the sole origin, world axes.
+
+    Raises:
+        NoSolutionFound: As :func:`solve_wrench_distribution`.
+        InputError: No contacts, or the net wrench not 6 finite values.
+    """
+    x = equality_minimizer_in_cones(contacts, com, net_wrench_at_com, mu=mu, **weights)
+    if x is None:
+        return solve_wrench_distribution(
+            contacts, com, net_wrench_at_com, mu=mu, solver=solver, **weights
+        )
+    return {c.sole.name: x[6 * k : 6 * k + 6] for k, c in enumerate(contacts)}
 
 
 def static_net_wrench(mass: float, gravity: np.ndarray) -> np.ndarray:

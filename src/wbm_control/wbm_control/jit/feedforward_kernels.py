@@ -8,6 +8,11 @@
   origin, base axes) moved to the CoM in world axes (:func:`wbm_control.motion_feedforward.
   motion_torques`), with the free flyer's placement from q (Eigen's quaternion to rotation).
 - :func:`subtract_contact_torques`: tau_joints -= J_joints^T w for one sole.
+- :func:`friction_compensated_effort`: the IK command's effort, tau_ff minus the model's joint
+  friction, clipped to the torque limits (:class:`wbm_control.ik_mode.IkMode`'s step).
+- :func:`equality_wrench_distribution`: the wrench distribution's minimizer with no cone
+  active (its equality constraint only, closed form) and whether it lies in the cones
+  (:func:`wbm_control.wrench_distribution.distribute_net_wrench`).
 
 Units: accelerations [m/s^2, rad/s^2] (Pinocchio's layout, the free flyer's in the base frame),
 wrenches [N, N m]. Outputs are written into arrays the caller passes. The numpy code they
@@ -144,6 +149,98 @@ def subtract_contact_torques(joints: np.ndarray, jacobian: np.ndarray, wrench: n
         joints[j] -= value
 
 
+@kernel
+def equality_wrench_distribution(
+    h_inverse: np.ndarray,
+    origins: np.ndarray,
+    com: np.ndarray,
+    wrench: np.ndarray,
+    cones: np.ndarray,
+    out: np.ndarray,
+) -> bool:
+    """The sole wrenches minimizing 1/2 x^T H x subject to A x = wrench, into ``out`` (n,).
+
+    A (6 x n) sums the sole wrenches (at the sole origins, world axes) about the CoM:
+    [I 0; [o_k - c]x I] per sole (:func:`wbm_control.wrench_distribution.
+    build_wrench_distribution`'s). Closed form x = H^-1 A^T (A H^-1 A^T)^-1 wrench (the KKT
+    system with no inequality active; LAPACK's LU for the 6 x 6 solve).
+
+    Args:
+        h_inverse: (n, n) H^-1 (block diagonal, one 6 x 6 block per sole).
+        origins: (soles, 3) the sole origins [m], world.
+        com: (3,) the CoM [m], world.
+        wrench: (6,) the net wrench about the CoM [N, N m], world axes.
+        cones: (16 soles, n) the cones' rows C (in the cones: C x <= 0).
+        out: (n,) the stacked wrenches.
+
+    Returns:
+        Whether every cone row holds, C x <= 0 (then x is the QP's minimizer: no inequality is
+        active at the equality-constrained minimizer of a convex QP); False also when x is not
+        finite or A H^-1 A^T is singular.
+    """
+    n = h_inverse.shape[0]
+    A = np.zeros((6, n))
+    for k in range(origins.shape[0]):
+        column = 6 * k
+        for i in range(6):
+            A[i, column + i] = 1.0
+        x = origins[k, 0] - com[0]
+        y = origins[k, 1] - com[1]
+        z = origins[k, 2] - com[2]
+        A[3, column + 1], A[3, column + 2] = -z, y
+        A[4, column], A[4, column + 2] = z, -x
+        A[5, column], A[5, column + 1] = -y, x
+    ha = np.dot(h_inverse, A.T)
+    schur = np.dot(A, ha)
+    try:
+        multiplier = np.linalg.solve(schur, wrench)
+    except Exception:  # noqa: BLE001 - numba raises LinAlgError for a singular matrix
+        out[:] = np.nan
+        return False
+    for j in range(n):
+        value = 0.0
+        for i in range(6):
+            value += ha[j, i] * multiplier[i]
+        out[j] = value
+    for r in range(cones.shape[0]):
+        value = 0.0
+        for j in range(n):
+            value += cones[r, j] * out[j]
+        if not value <= 0.0:  # NaN included
+            return False
+    return True
+
+
+@kernel
+def friction_compensated_effort(
+    effort: np.ndarray,
+    velocities: np.ndarray,
+    viscous: np.ndarray,
+    coulomb: np.ndarray,
+    limits: np.ndarray,
+    compensate: bool,
+    out: np.ndarray,
+) -> None:
+    """min(max(effort - friction, -limits), limits) into ``out`` (ndof,) [N m].
+
+    friction = -(viscous dq + coulomb sign(dq)) (``WholeBodyModel.friction_torques``' formula,
+    the same operations), subtracted when ``compensate``; a NaN stays NaN (as np.minimum and
+    np.maximum propagate it).
+    """
+    for i in range(effort.size):
+        value = effort[i]
+        if compensate:
+            dq = velocities[i]
+            friction = -(viscous[i] * dq + coulomb[i] * np.sign(dq))
+            value = value - friction
+        if value == value:
+            if value < -limits[i]:
+                value = -limits[i]
+            if value > limits[i]:
+                value = limits[i]
+        out[i] = value
+
+
 def warm_up() -> None:
     """Compile (or load from the cache) every kernel for the arrays the IK mode passes."""
     nv, rows = 8, 9
@@ -157,3 +254,15 @@ def warm_up() -> None:
     jacobian = np.zeros((6, nv))
     subtract_contact_torques(np.zeros(nv - 6), jacobian, np.zeros(6))
     subtract_contact_torques(np.zeros(nv - 6), np.asfortranarray(jacobian), np.zeros(6))
+    friction_compensated_effort(
+        np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3), np.ones(3), True, np.empty(3)
+    )
+    friction_compensated_effort(
+        np.zeros(3), np.zeros(8)[5:], np.zeros(3), np.zeros(3), np.ones(3), True, np.empty(3)
+    )
+    for soles in (1, 2):
+        n = 6 * soles
+        equality_wrench_distribution(
+            np.eye(n), np.zeros((soles, 3)), np.zeros(3), np.zeros(6), np.zeros((16 * soles, n)),
+            np.empty(n),
+        )  # fmt: skip
