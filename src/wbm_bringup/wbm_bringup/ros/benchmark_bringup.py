@@ -6,7 +6,8 @@ Each row starts ``launch/sim.launch.yaml`` (robot interface, controller, state p
 subscribes ``joint_states`` and ``tf`` reliably, as RViz or a recorder would. After ``--warmup``
 it measures for ``--seconds`` of wall time (60 s by default). ``--realtime-priority 0 50`` runs
 each row once per value of the launch's ``realtime_priority`` (SCHED_FIFO of the robot
-interface's and the controller's threads, the launch's default 50; rows named
+interface's and the controller's threads, the launch's default 50: every thread in realtime
+pacing, the loop's hand-over and receive threads in lockstep, ``realtime_threads``; rows named
 ``<row>-fifo<priority>``, ``<row>-normal`` for 0), in turn.
 
 How cycles are matched: a control cycle is one robot sample, published by the robot interface
@@ -569,7 +570,9 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(
         f"machine reference: one pin.aba on iCub {1e6 * machine_reference():.1f} us (median); "
-        "probe: an extra reliable subscriber to joint_states and tf, as RViz or a recorder"
+        "probe: an extra reliable subscriber to joint_states and tf, as RViz or a recorder; "
+        "fifo rows: every thread of both loop nodes in realtime pacing, their hand-over and "
+        "receive threads in lockstep (the launch's realtime_threads)"
     )
     return 0
 
