@@ -72,7 +72,7 @@ went back to 0) and still in transit."""
 FUTURE_TOLERANCE = 1e-6
 """A stamp at most this far after the robot time is taken as the robot time (rounding) [s]."""
 
-BOOTSTRAP_PERIOD = 0.5
+BOOTSTRAP_PERIOD = 0.1
 """Lockstep: the state is republished this often until a first command [s of wall time]."""
 
 POLL_PERIOD = 0.01
