@@ -96,9 +96,12 @@ def _polish_before_issue_11(
 
 def test_polish_is_the_previous_kkt_solve_on_the_controller_s_qps(icub):
     """On the whole-body QPs of the controller's regression sequence (double and single support,
-    a foot unloaded: active cone and torque rows), the polish calls the same LAPACK LU
-    (``dgesv``) on the same KKT matrix as the previous ``np.linalg.solve``: the same numbers,
-    to the bit (tolerance 0), and the same verdict of its guards (None: proxsuite's kept)."""
+    a foot unloaded: active cone and torque rows), the polish solves the KKT system the
+    previous ``np.linalg.solve`` solved (an LU of the whole KKT matrix, kept below): the same
+    verdict of its guards (None: proxsuite's kept) and the same numbers within 1e-9 relative
+    to 1 + max |x| (since issue 11's ninth pass the kernel solves it by H's and the Schur
+    complement's Cholesky factors, falling back to the LU where they are not numerically
+    positive definite: the rounding of two eliminations apart; measured 3.7e-11)."""
     from controller_regression import make_controller, readings_at
 
     controller = make_controller(icub, "torque")
@@ -118,7 +121,8 @@ def test_polish_is_the_previous_kkt_solve_on_the_controller_s_qps(icub):
         assert (polished is None) == (before is None), step
         if polished is not None:
             kept += 1
-            np.testing.assert_array_equal(polished, before)
+            scale = 1.0 + float(np.abs(before).max())
+            np.testing.assert_allclose(polished, before, rtol=0.0, atol=1e-9 * scale)
         active_rows.append(int(np.count_nonzero(np.abs(z) > 1e-7 * (1 + np.abs(z).max()))))
     # Active sets of different sizes (one and two soles held); both verdicts compared
     # (measured: 2 to 12 active rows, 38 of 70 steps polished; proxsuite's kept on the others,

@@ -17,7 +17,12 @@ Tolerance: 1e-9 absolute (the regression test's), on arrays of magnitude up to a
 (:func:`~wbm_control.jit.whole_body_qp_kernels.fill_whole_body_qp`) the same rows in the same
 order, so they agree to the bit except where BLAS's product could round differently with the
 arrays' memory alignment (the regression test's docstring); the test also counts the steps
-whose QP is bit-identical, and all are expected to be (asserted: at least 90 %).
+whose QP is bit-identical, and all are expected to be (asserted: at least 90 %; measured all).
+The torques of the two QPs are compared within the tolerance only: where the polish is not
+kept (61 of the 100 regression steps) they are proxsuite's own solutions, whose last digits
+depend on the heap's state (wbm_control.qp's docstring: measured on main and on this branch,
+the same QP solved twice with other allocations in between differs in 17 to 33 of 100 steps,
+all of them unpolished), which the other tests of a pytest worker change.
 """
 
 from __future__ import annotations
@@ -51,7 +56,8 @@ def _close(new: np.ndarray, old: np.ndarray, what: str) -> bool:
 def compare_with_objects_build(monkeypatch) -> dict[str, int]:
     """Compare each fused build of the torque step with the objects' build.
 
-    Returns the counts (filled as the steps run): steps, bit-identical steps, contact counts.
+    Returns the counts (filled as the steps run): steps, steps of bit-identical QPs, contact
+    counts.
     Each step's fused QP against :func:`build_whole_body_qp` of the step's task and contact
     objects (torque_qp_helpers.py).
     """
@@ -71,7 +77,7 @@ def compare_with_objects_build(monkeypatch) -> dict[str, int]:
         x_new = DenseQPSolver(name="new", polish=True).solve(qp.problem.copy())
         x_old = DenseQPSolver(name="old", polish=True).solve(reference.problem.copy())
         torques_new = read_solution(qp, x_new).torques
-        same &= _close(torques_new, read_solution(reference, x_old).torques, "torques")
+        _close(torques_new, read_solution(reference, x_old).torques, "torques")  # (docstring)
         counts["steps"] += 1
         counts["identical"] += same
         counts["one sole" if len(qp.contact_names) == 1 else "two soles"] += 1

@@ -11,23 +11,26 @@ Reproducibility: proxsuite 0.8's dense solver returns solutions that differ in t
 (measured 4.3e-12 on the whole-body QP) with the heap alignment of its workspace, i.e. with what
 the process allocated before; a closed loop amplifies that into different runs of the same code.
 ``DenseQPSolver(polish=True)`` removes it: the solution is replaced by the exact solution of the
-equality-constrained QP on proxsuite's active set (a symmetric KKT system solved by LAPACK,
-whose result depends on the problem's values only), kept only if it satisfies the constraints.
+equality-constrained QP on proxsuite's active set (a symmetric KKT system solved by Cholesky
+factors of H and of its Schur complement, or by LAPACK's LU where those are not numerically
+positive definite: a result that depends on the problem's values only), kept only if it
+satisfies the constraints.
 
 Active set first: a control loop's QP changes little from one step to the next, and so does its
 active set. ``DenseQPSolver(polish=True, active_set_first=True)`` first solves the KKT system on
-the last polished active set (:func:`solve_on_active_set`, the polish's LAPACK solve) and keeps
+the last polished active set (:func:`solve_on_active_set`, the polish's KKT solve) and keeps
 that solution, without calling proxsuite, when it satisfies the QP's optimality conditions
 (:func:`is_optimal_on_active_set`: every constraint within 1e-9 (scaled), every active row's
 multiplier clearly of its sign). The QP is strictly convex (positive definite Hessian), so a
 point that satisfies them is its unique solution: the polish of proxsuite's solution on the same
-active set, the same KKT matrix solved by the same LU, gives it to the bit. Otherwise (the active
-set changed) proxsuite solves the QP and its solution is polished, as without it.
+active set, the same KKT system solved by the same kernel, gives it to the bit. Otherwise (the
+active set changed) proxsuite solves the QP and its solution is polished, as without it.
 
 Compiled: the polish, the KKT solve on the last active set with its optimality test, and the
 solution's finiteness test are each one numba kernel (:mod:`wbm_control.jit.active_set_kernels`:
-the KKT assembly, LAPACK's dgesv on the same matrix, the checks; deterministic, as the numpy code
-they replaced, which tests/control/test_jit_qp_kernels.py keeps as their reference). A solver
+the KKT solve (:mod:`wbm_control.jit.kkt_kernels`, LAPACK's dgesv as its fallback), the checks;
+deterministic, as the numpy code they replaced, which tests/control/test_jit_qp_kernels.py keeps
+as their reference). A solver
 compiles them or loads them from numba's cache when it is created, not in a control cycle.
 """
 
@@ -236,7 +239,9 @@ def polish_on_active_set(
 
     The active set is read from the inequality multipliers ``z`` (:func:`active_set`). The KKT
     system [[H, G^T], [G, 0]] [x; y] = [-g; h] (G: the equalities and the active rows) is
-    solved by LAPACK's LU (``dgesv``; the result depends on the problem's values only). None
+    solved by H's and the Schur complement's Cholesky factors, or LAPACK's LU (``dgesv``) of the
+    whole matrix where they are not numerically positive definite (the result depends on the
+    problem's values only). None
     when it is singular, when its solution violates a constraint by more than ``tolerance``
     times (1 + max |h|) [units of the constraints], or when it leaves ``x`` by more than 1e-3
     relative (a degenerate or wrong active set: the caller keeps proxsuite's solution).
@@ -266,8 +271,8 @@ def solve_on_active_set(
     """The KKT solution of the QP with the rows ``upper`` and ``lower`` as equalities.
 
     The KKT system [[H, G^T], [G, 0]] [x; y] = [-g; h] (G: the equalities, then the rows at
-    their upper bound, then those at their lower bound) solved by LAPACK's LU (``dgesv``; the
-    result depends on the problem's values only;
+    their upper bound, then those at their lower bound) solved by Cholesky factors or LAPACK's
+    LU (``dgesv``; the result depends on the problem's values only;
     :func:`wbm_control.jit.active_set_kernels.solve_kkt`).
 
     Returns:

@@ -94,6 +94,21 @@ def _kernel_inputs(model: pin.Model, data: pin.Data, in_place: bool) -> _KernelI
     return inputs
 
 
+#: The last frame set given (immutable: a frozenset or a tuple, kept referenced so that its id
+#: stays its own) and its sorted ids: the tasks' frame set is the same object at every step.
+_last_frames: list[tuple[object, tuple[int, ...]]] = []
+
+
+def _sorted_frames(frame_ids: Iterable[int]) -> tuple[int, ...]:
+    """The frame ids sorted, without repeats (kept for the last immutable frame set)."""
+    if _last_frames and _last_frames[0][0] is frame_ids:
+        return _last_frames[0][1]
+    rows = tuple(sorted(set(frame_ids)))
+    if isinstance(frame_ids, (frozenset, tuple)):
+        _last_frames[:] = [(frame_ids, rows)]
+    return rows
+
+
 class RobotKinematics:
     """The kinematics (and, with ``dynamics``, the dynamics) of the robot at (q, v).
 
@@ -230,7 +245,7 @@ class RobotKinematics:
     ):
         self.q = q
         self.v = v
-        rows = tuple(sorted(set(frame_ids)))
+        rows = _sorted_frames(frame_ids)
         self.com_jacobian: np.ndarray | None = None
         self.mass_matrix: np.ndarray | None = None
         self.bias_forces: np.ndarray | None = None
@@ -276,6 +291,10 @@ class RobotKinematics:
         if views.copied:
             views.refresh()
         out = np.empty(layout.size)
+        # The frames' placements copied by the kernel ((n x 12): the rotation column-major, then
+        # the translation). The per-frame dicts (and the SE3 objects) are made when first read:
+        # the torque step reads the arrays by offset (a view per frame costs about 0.5 us).
+        self.poses = np.empty((len(rows), 12))
         frame_kinematics(
             layout.frame_ids,
             inputs.parent_joints,
@@ -294,13 +313,10 @@ class RobotKinematics:
             views.com_acceleration,
             views.momentum,
             out,
+            self.poses,
         )
         self.buffer, self.layout = out, layout
         nv = model.nv
-        # The frames' placements copied in one call ((n x 12): the rotation column-major, then
-        # the translation). The per-frame dicts (and the SE3 objects) are made when first read:
-        # the torque step reads the arrays by offset (a view per frame costs about 0.5 us).
-        self.poses = views.frame_placements[layout.frame_ids]
         self._placements = self._jacobians = self._velocities = self._drifts = None
         self.mass_matrix = out[layout.mass : layout.com_jacobian].reshape(nv, nv)
         self.com_jacobian = out[layout.com_jacobian : layout.bias].reshape(3, nv)

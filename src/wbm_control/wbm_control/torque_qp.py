@@ -9,8 +9,8 @@ each row's Jacobian row and drift lie in the kinematics' one array
 (:attr:`~wbm_control.robot_kinematics.RobotKinematics.buffer`) and holds the stacked row
 weights and desired accelerations; each task kernel writes its desired acceleration into its
 rows of that array, and one kernel
-(:func:`~wbm_control.jit.whole_body_qp_kernels.fill_whole_body_qp_from_rows`) gathers the rows
-and fills H, g, A, b, C, l, u in the workspace. Rows, order, weights, frames and units are
+(:func:`~wbm_control.jit.whole_body_qp_kernels.fill_whole_body_qp_from_rows`) reads the rows
+there and fills H, g, A, b, C, l, u in the workspace. Rows, order, weights, frames and units are
 those of :meth:`wbm_control.torque_mode.TorqueMode.acceleration_tasks` and
 :meth:`wbm_control.tasks.ContactTask.compute_constraint` (the CoM, the base orientation, the
 posture, the frame tasks of the soles not held in the task set's order, then the held soles in
@@ -52,7 +52,7 @@ class _RowPlan:
         jacobian_rows, drift_rows: Per row, the offsets of its Jacobian row and drift in the
             kinematics array (:func:`~wbm_control.jit.whole_body_qp_kernels.
             fill_whole_body_qp_from_rows`).
-        jacobians, drift: The kernel's scratch.
+        jacobians, drift: The kernel's scratch (the held soles' rows, 6 k).
         names: The held soles' names (the QP's contact order).
     """
 
@@ -75,8 +75,8 @@ class _RowPlan:
         self.desired = np.zeros(rows)
         self.jacobian_rows = np.empty(rows, dtype=np.int64)
         self.drift_rows = np.empty(rows, dtype=np.int64)
-        self.jacobians = np.empty((rows, nv))
-        self.drift = np.empty(rows)
+        self.jacobians = np.empty((6 * len(held), nv))
+        self.drift = np.empty(6 * len(held))
         weights = np.empty(m)
 
         def frame_rows(row: int, frame_id: int, first: int, count: int) -> None:

@@ -8,11 +8,16 @@ KKT system
     [[H, G^T], [G, 0]] [x; y] = [-g; h],
     G = [A; C[upper]; C[lower]],  h = [b; u[upper]; l[lower]]
 
-solved by LAPACK's LU with partial pivoting (``dgesv``: the same routine of scipy's LAPACK that
-``scipy.linalg.lapack.dgesv`` calls, here through numba's binding of it, on the same matrix: the
-same bits). Each kernel does in one call what :mod:`wbm_control.qp` did with numpy: the active
-set read from proxsuite's multipliers, the KKT system's assembly (in Fortran order, LAPACK's),
-its solve, and the checks of the solution (:func:`polish`, :func:`optimal_on_active_set`).
+solved by its structure where H is symmetric positive definite (the whole-body QP's): H's
+Cholesky factor and the Schur complement's (:mod:`wbm_control.jit.kkt_kernels`, issue 11's
+ninth pass: about a third of the LU's arithmetic on the controller's systems), else, and where
+that complement is nearly singular (redundant active rows), by LAPACK's LU with partial
+pivoting of the whole KKT matrix (``dgesv``: the same routine of scipy's LAPACK that
+``scipy.linalg.lapack.dgesv`` calls, here through numba's binding of it, on the same matrix:
+the same bits; :func:`solve_kkt_lu`). The two agree to rounding (1e-9 relative on the
+controller's systems, tests/control/test_kkt_kernels.py). Each kernel does in one call what
+:mod:`wbm_control.qp` did with numpy: the active set read from proxsuite's multipliers, the KKT
+system's solve, and the checks of the solution (:func:`polish`, :func:`optimal_on_active_set`).
 
 Arithmetic: the checks' matrix-vector products are loops in a fixed order
 (:func:`~wbm_control.jit.whole_body_qp_kernels.matrix_vector`), within rounding of numpy's
@@ -28,6 +33,7 @@ from numba import types
 from numba.np.linalg import _LAPACK, F_INT_nptype
 
 from wbm_control.jit import kernel
+from wbm_control.jit.kkt_kernels import solve_structured
 from wbm_control.jit.whole_body_qp_kernels import matrix_vector
 
 #: numba's binding of LAPACK's dgesv (what numba's ``np.linalg.solve`` calls: scipy's
@@ -75,6 +81,60 @@ def solve_kkt(
     lower: np.ndarray,
 ) -> tuple[int, np.ndarray, np.ndarray]:
     """Solve the KKT system on the active set (module docstring).
+
+    By H's and the Schur complement's Cholesky factors
+    (:func:`~wbm_control.jit.kkt_kernels.solve_structured`) when H is symmetric and both are
+    numerically positive definite, else by LAPACK's LU of the whole KKT matrix
+    (:func:`solve_kkt_lu`).
+
+    Returns:
+        (0 solved, > 0 singular (LAPACK's info); the solution [x; y] (n + m,), y in G's row
+        order; the right-hand side [-g; h] (n + m,)).
+    """
+    size = H.shape[0] + A.shape[0] + upper.size + lower.size
+    solution = np.empty(size)
+    if solve_structured(H, g, A, b, C, lower_bounds, upper_bounds, upper, lower, solution):
+        return 0, solution, _right_hand_side(g, A, b, lower_bounds, upper_bounds, upper, lower)
+    return solve_kkt_lu(H, g, A, b, C, lower_bounds, upper_bounds, upper, lower)
+
+
+@kernel
+def _right_hand_side(
+    g: np.ndarray,
+    A: np.ndarray,
+    b: np.ndarray,
+    lower_bounds: np.ndarray,
+    upper_bounds: np.ndarray,
+    upper: np.ndarray,
+    lower: np.ndarray,
+) -> np.ndarray:
+    """The KKT system's right-hand side [-g; h] (n + m,) (module docstring)."""
+    n, n_eq, n_up = g.size, A.shape[0], upper.size
+    rhs = np.empty(n + n_eq + n_up + lower.size)
+    for i in range(n):
+        rhs[i] = -g[i]
+    for r in range(n_eq):
+        rhs[n + r] = b[r]
+    for r in range(n_up):
+        rhs[n + n_eq + r] = upper_bounds[upper[r]]
+    for r in range(lower.size):
+        rhs[n + n_eq + n_up + r] = lower_bounds[lower[r]]
+    return rhs
+
+
+@kernel
+def solve_kkt_lu(
+    H: np.ndarray,
+    g: np.ndarray,
+    A: np.ndarray,
+    b: np.ndarray,
+    C: np.ndarray,
+    lower_bounds: np.ndarray,
+    upper_bounds: np.ndarray,
+    upper: np.ndarray,
+    lower: np.ndarray,
+) -> tuple[int, np.ndarray, np.ndarray]:
+    """:func:`solve_kkt` by LAPACK's LU (dgesv) of the whole KKT matrix (module docstring).
 
     Returns:
         (LAPACK's info: 0 solved, > 0 singular; the solution [x; y] (n + m,), y in G's row

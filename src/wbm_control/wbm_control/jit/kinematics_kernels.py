@@ -75,12 +75,14 @@ def frame_kinematics(
     com_acceleration: np.ndarray,
     momentum: np.ndarray,
     out: np.ndarray,
+    poses: np.ndarray,
 ) -> None:
-    """The step's kinematics from Pinocchio's pass into ``out`` (module docstring).
+    """The step's kinematics from Pinocchio's pass into ``out`` and ``poses`` (module docstring).
 
     ``out`` (:func:`output_size`), C order each: the frames' Jacobians (n, 6, nv), twists
     (n, 6), drifts (n, 6), M mirrored (nv, nv), J_com (3, nv), h (nv,), the CoM, its velocity
-    and drift (3 each), h_G (6), the base rotation (3, 3; joint 1's).
+    and drift (3 each), h_G (6), the base rotation (3, 3; joint 1's). ``poses`` (n, 12): the
+    frames' rows of ``frame_placements``, copied (in the frames' order).
     """
     n = frame_ids.shape[0]
     nv = joint_jacobians.shape[1]
@@ -96,6 +98,8 @@ def frame_kinematics(
         px = frame_placements[fid, 9]
         py = frame_placements[fid, 10]
         pz = frame_placements[fid, 11]
+        for c in range(12):
+            poses[k, c] = frame_placements[fid, c]
         row = k * 6 * nv
         for c in range(nv):
             if supports[joint, c]:
@@ -207,5 +211,6 @@ def warm_up() -> None:
         np.zeros(3),
         np.zeros(6),
         np.empty(output_size(1, nv)),
+        np.empty((1, 12)),
     )
     _warmed_up = True

@@ -82,25 +82,52 @@ def fill_whole_body_qp(
     nv = M.shape[0]
     m = weights.size
     _fill_cost(H, g, jacobians, weights, desired, drift, regularization, nv)
+    _fill_dynamics(
+        A, b, C, lower, upper, torque_offset, jacobians[m:], desired[m:], drift[m:], M, h,
+        limits, base_dofs,
+    )  # fmt: skip
+
+
+@kernel
+def _fill_dynamics(
+    A: np.ndarray,
+    b: np.ndarray,
+    C: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    torque_offset: np.ndarray,
+    contact_jacobians: np.ndarray,
+    contact_desired: np.ndarray,
+    contact_drift: np.ndarray,
+    M: np.ndarray,
+    h: np.ndarray,
+    limits: np.ndarray,
+    base_dofs: int,
+) -> None:
+    """Write the equalities and the torque rows (as :func:`fill_whole_body_qp`).
+
+    Its arguments, with the contacts' J_c (6 k x nv), a*_c and drift_c (6 k,) on their own.
+    """
+    nv = M.shape[0]
     ndof = nv - base_dofs
     n_top = C.shape[0] - ndof
-    k6 = jacobians.shape[0] - m
+    k6 = contact_desired.shape[0]
     for i in range(base_dofs):
         for j in range(nv):
             A[i, j] = M[i, j]
         for r in range(k6):
-            A[i, nv + r] = -jacobians[m + r, i]
+            A[i, nv + r] = -contact_jacobians[r, i]
         b[i] = -h[i]
     for r in range(k6):
         for j in range(nv):
-            A[base_dofs + r, j] = jacobians[m + r, j]
-        b[base_dofs + r] = desired[m + r] - drift[m + r]
+            A[base_dofs + r, j] = contact_jacobians[r, j]
+        b[base_dofs + r] = contact_desired[r] - contact_drift[r]
     for i in range(ndof):
         row = n_top + i
         for j in range(nv):
             C[row, j] = M[base_dofs + i, j]
         for r in range(k6):
-            C[row, nv + r] = -jacobians[m + r, base_dofs + i]
+            C[row, nv + r] = -contact_jacobians[r, base_dofs + i]
         offset = h[base_dofs + i]
         torque_offset[i] = offset
         lower[row] = -limits[i] - offset
@@ -134,10 +161,11 @@ def fill_whole_body_qp_from_rows(
 
     The torque mode's fused build (:mod:`wbm_control.torque_qp`): every task row's and
     contact row's Jacobian row and drift are entries of the step's kinematics array
-    (:attr:`~wbm_control.robot_kinematics.RobotKinematics.buffer`), gathered here into the
-    stacked ``jacobians`` and ``drift`` (the caller's scratch, overwritten) in the order of
-    the rows, then :func:`fill_whole_body_qp` on them: the same arithmetic as the build from
-    the stacked arrays (bit for bit).
+    (:attr:`~wbm_control.robot_kinematics.RobotKinematics.buffer`). The tasks' rows are read
+    there (a selection row is not written out: its column goes to the diagonal; the other rows
+    straight into the product's factors), the contacts' rows gathered into the first 6 k rows
+    of ``jacobians`` and ``drift`` (the caller's scratch, overwritten): the same operations,
+    in the same order, as :func:`fill_whole_body_qp` on the stacked rows (bit for bit).
 
     Args:
         H: Hessian (n x n), as :func:`fill_whole_body_qp`'s.
@@ -153,8 +181,8 @@ def fill_whole_body_qp_from_rows(
             (nv values), or -1 - c for the unit row e_c (a joint selection: the posture's).
         drift_rows: Per row (m + 6 k,) int64: the offset in ``source`` of its drift, or -1
             for a zero drift.
-        jacobians: Scratch (m + 6 k x nv), written.
-        drift: Scratch (m + 6 k,), written.
+        jacobians: Scratch (6 k x nv, or more rows): the contacts' rows written.
+        drift: Scratch (6 k, or more): the contacts' drifts written.
         weights: The tasks' row weights stacked (m,) [-].
         desired: The tasks' a* then the contacts' a*_c (m + 6 k,).
         regularization: The Hessian's regularization diagonal (n,).
@@ -164,8 +192,10 @@ def fill_whole_body_qp_from_rows(
         base_dofs: Rows of the floating base (6, or 0 for a fixed base).
     """
     nv = M.shape[0]
-    for r in range(jacobian_rows.shape[0]):
-        start = jacobian_rows[r]
+    m = weights.size
+    k6 = jacobian_rows.shape[0] - m
+    for r in range(k6):
+        start = jacobian_rows[m + r]
         if start >= 0:
             for j in range(nv):
                 jacobians[r, j] = source[start + j]
@@ -173,12 +203,94 @@ def fill_whole_body_qp_from_rows(
             for j in range(nv):
                 jacobians[r, j] = 0.0
             jacobians[r, -1 - start] = 1.0
-        at = drift_rows[r]
+        at = drift_rows[m + r]
         drift[r] = source[at] if at >= 0 else 0.0
-    fill_whole_body_qp(
-        H, g, A, b, C, lower, upper, torque_offset, jacobians, weights, desired, drift,
-        regularization, M, h, limits, base_dofs,
+    _fill_cost_from_rows(
+        H, g, source, jacobian_rows, drift_rows, weights, desired, regularization, nv
+    )
+    _fill_dynamics(
+        A, b, C, lower, upper, torque_offset, jacobians[:k6], desired[m:], drift[:k6], M, h,
+        limits, base_dofs,
     )  # fmt: skip
+
+
+@kernel
+def _fill_cost_from_rows(
+    H: np.ndarray,
+    g: np.ndarray,
+    source: np.ndarray,
+    jacobian_rows: np.ndarray,
+    drift_rows: np.ndarray,
+    weights: np.ndarray,
+    desired: np.ndarray,
+    regularization: np.ndarray,
+    nv: int,
+) -> None:
+    """:func:`_fill_cost` of the rows in ``source`` (:func:`fill_whole_body_qp_from_rows`).
+
+    The same operations in the same order: a row is a selection row when its plan says so
+    (-1 - c) or when its values in ``source`` are exactly a unit row (as
+    :func:`_selected_column` finds on the stacked rows).
+    """
+    m = weights.size
+    dense = np.empty(m, dtype=np.int64)
+    n_dense = 0
+    diagonal = np.zeros(nv)
+    linear = np.zeros(nv)
+    residuals = np.empty(m)
+    for i in range(m):
+        start = jacobian_rows[i]
+        column = -1 - start if start < 0 else _selected_in(source, start, nv)
+        at = drift_rows[i]
+        residuals[i] = desired[i] - (source[at] if at >= 0 else 0.0)
+        if column < 0:
+            dense[n_dense] = i
+            n_dense += 1
+        else:
+            w = weights[i]
+            diagonal[column] += w
+            linear[column] += w * residuals[i]
+    if n_dense:
+        Jd = np.empty((n_dense, nv))
+        WJd = np.empty((n_dense, nv))
+        for r in range(n_dense):
+            i = dense[r]
+            w = weights[i]
+            start = jacobian_rows[i]
+            for j in range(nv):
+                value = source[start + j]
+                Jd[r, j] = value
+                WJd[r, j] = w * value
+        product = np.dot(Jd.T, WJd)  # BLAS dgemm (nv x nv)
+        for i in range(nv):
+            H[i, i] = product[i, i]
+            for j in range(i + 1, nv):
+                H[i, j] = product[i, j]
+                H[j, i] = product[i, j]
+        for r in range(n_dense):
+            residual = residuals[dense[r]]
+            for j in range(nv):
+                linear[j] += WJd[r, j] * residual
+    else:
+        for i in range(nv):
+            for j in range(nv):
+                H[i, j] = 0.0
+    for i in range(nv):
+        H[i, i] += diagonal[i] + regularization[i]
+        g[i] = -linear[i]
+
+
+@kernel
+def _selected_in(source: np.ndarray, start: int, nv: int) -> int:
+    """:func:`_selected_column` of the row source[start:start + nv]."""
+    column = -1
+    for j in range(nv):
+        value = source[start + j]
+        if value != 0.0:
+            if value != 1.0 or column >= 0:
+                return -1
+            column = j
+    return column
 
 
 @kernel
