@@ -91,28 +91,40 @@ def test_the_demo_launch_stands_moves_the_hand_takes_the_push_and_ends_cleanly()
     assert_no_traceback(launch.output)
 
 
-@pytest.mark.parametrize("robot_side", ["mujoco"])
-def test_simulation_bringup_keeps_icub_up_in_lockstep(robot_side):
-    launch = wbm_launch("sim.launch.yaml", "pacing:=lockstep", f"robot_side:={robot_side}")
+@pytest.mark.parametrize(
+    ("robot_side", "lockstep_priority"), [("mujoco", "false"), ("simulator", "loop")]
+)
+def test_simulation_bringup_keeps_icub_up_in_lockstep(robot_side, lockstep_priority):
+    launch = wbm_launch(
+        "sim.launch.yaml",
+        "pacing:=lockstep",
+        f"robot_side:={robot_side}",
+        f"lockstep_priority:={lockstep_priority}",
+    )
     probe = Probe()
     try:
         probe.spin_until(lambda: probe.sim_time >= SIM_SECONDS, WALL_TIMEOUT, "10 s", launch)
         assert_stood(probe, launch)
         assert_no_safe_mode(launch.output)
-        # In lockstep (without lockstep_priority) the launch's realtime_priority (50) goes to
-        # the loop's hand-over and receive threads only, in both loop nodes; the other threads
-        # and the watchers keep normal scheduling, so that the subscribers that watch the loop
-        # (this probe among them, which has just heard 10 s of it) keep their share.
-        counts = re.findall(
-            r"realtime_priority 50: SCHED_FIFO on (\d+) threads \(the loop's hand-over and "
-            r"receive threads; the others normal\)",
-            launch.output,
-        )
-        assert len(counts) == 2, launch.output[-3000:]  # robot interface and controller
-        # An input thread (and the robot interface's pacing thread) and a few receive threads,
-        # not every thread of the process (about 20).
-        assert all(3 <= int(count) <= 10 for count in counts), counts
-        assert launch.output.count("SCHED_FIFO on") == 2, launch.output[-3000:]
+        if lockstep_priority == "false":
+            # The launch's realtime_priority (50) is for realtime pacing: in lockstep (without
+            # lockstep_priority) every node keeps normal scheduling, so that the subscribers
+            # that watch the loop (this probe among them) keep their share of the cores.
+            assert "SCHED_FIFO on" not in launch.output
+        else:
+            # lockstep_priority loop: realtime_priority (50) for the loop's hand-over and
+            # receive threads only, in both loop nodes; the other threads and the watchers keep
+            # normal scheduling (this probe has heard 10 s of the loop).
+            counts = re.findall(
+                r"realtime_priority 50: SCHED_FIFO on (\d+) threads \(the loop's hand-over "
+                r"and receive threads; the others normal\)",
+                launch.output,
+            )
+            assert len(counts) == 2, launch.output[-3000:]  # robot interface and controller
+            # An input thread (and the robot interface's pacing thread) and a few receive
+            # threads, not every thread of the process (about 20).
+            assert all(3 <= int(count) <= 10 for count in counts), counts
+            assert launch.output.count("SCHED_FIFO on") == 2, launch.output[-3000:]
     finally:
         probe.close()
         assert_clean_stop(launch)

@@ -10,6 +10,12 @@ bytes (glibc's ``mallinfo2``: exact, :mod:`wbm_description.heap_usage`) may grow
 the first steps had grown) B a step; without it 0.18 and below 0.
 The garbage collector is run first and held during the count (freeing a cycle meanwhile would
 hide a growth).
+
+The count is the second of two windows of STEPS steps: a solver or cache created once, the first
+time its branch runs, is not a growth per step. Since the IK mode's wrench distribution takes
+its closed form while no cone is active, proxsuite's workspace is created the first time a cone
+is active (about 84 kB at step 1169 of this standing sequence, then flat: 10 176 B in all over
+8000 steps); the per-step leak above grows in every window.
 """
 
 from __future__ import annotations
@@ -36,13 +42,13 @@ def test_controller_step_heap_stays_flat(icub, mode):
     controller = WholeBodyController(icub, settings)
     readings = standing_readings(icub)
     period = settings.control_period
-    for i in range(WARM_UP):
+    for i in range(WARM_UP + STEPS):  # the first window: what is created once
         controller.step(replace(readings, time=(i + 1) * period))
     gc.collect()
     gc.disable()
     try:
         before = malloc_in_use()
-        for i in range(WARM_UP, WARM_UP + STEPS):
+        for i in range(WARM_UP + STEPS, WARM_UP + 2 * STEPS):
             controller.step(replace(readings, time=(i + 1) * period))
         growth = (malloc_in_use() - before) / STEPS
     finally:

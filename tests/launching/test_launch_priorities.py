@@ -1,11 +1,10 @@
 """The SCHED_FIFO priorities the shipped launch files give each node, per pacing and arguments:
-the loop's nodes (robot interface, controller) get realtime_priority in realtime and lockstep
-pacing, never as fast as possible; on every thread (realtime_threads all) in realtime pacing
-and in lockstep with lockstep_priority (the demo's default, not sim.launch.yaml's), on their
-hand-over and receive threads only (realtime_threads loop) in lockstep without it; the watchers
-(state publisher, recorder, scenario) get watcher_priority, clamped below the loop's, in
-lockstep with lockstep_priority (a loop whose every thread never waits), and normal scheduling
-otherwise."""
+the loop's nodes (robot interface, controller) get realtime_priority in realtime pacing (every
+thread, realtime_threads all) and in lockstep with lockstep_priority (loop: their hand-over and
+receive threads only, realtime_threads loop; true, the demo's default: every thread), never as
+fast as possible; the watchers (state publisher, recorder, scenario) get watcher_priority,
+clamped below the loop's, in lockstep with lockstep_priority true (a loop whose every thread
+never waits), and normal scheduling otherwise."""
 
 from __future__ import annotations
 
@@ -36,9 +35,10 @@ def scheduling(file: str, tmp_path, **arguments: str) -> dict[str, tuple[int, st
 @pytest.mark.parametrize(
     ("file", "arguments", "loop", "threads", "watchers"),
     [
-        # lockstep with lockstep_priority (the demo's default)
+        # lockstep with lockstep_priority true (the demo's default)
         ("demo.launch.yaml", {}, 50, "all", 10),
-        ("demo.launch.yaml", {"lockstep_priority": "false"}, 50, "loop", 0),
+        ("demo.launch.yaml", {"lockstep_priority": "false"}, 0, "all", 0),
+        ("demo.launch.yaml", {"lockstep_priority": "loop"}, 50, "loop", 0),
         # the loop waits for its period: every thread, watchers normal
         ("demo.launch.yaml", {"pacing": "realtime"}, 50, "all", 0),
         ("demo.launch.yaml", {"pacing": "as_fast_as_possible"}, 0, "all", 0),  # never waits
@@ -47,10 +47,17 @@ def scheduling(file: str, tmp_path, **arguments: str) -> dict[str, tuple[int, st
         ("demo.launch.yaml", {"realtime_priority": "1"}, 1, "all", 0),  # nothing below 1
         ("demo.launch.yaml", {"watcher_priority": "0"}, 50, "all", 0),
         ("sim.launch.yaml", {}, 50, "all", 0),  # realtime
-        # sim.launch.yaml's lockstep: the hand-over and receive threads, watchers normal
-        ("sim.launch.yaml", {"pacing": "lockstep"}, 50, "loop", 0),
+        ("sim.launch.yaml", {"pacing": "lockstep"}, 0, "all", 0),  # sim.launch.yaml: opt-in
+        # the hand-over and receive threads, watchers normal
+        ("sim.launch.yaml", {"pacing": "lockstep", "lockstep_priority": "loop"}, 50, "loop", 0),
         ("sim.launch.yaml", {"pacing": "lockstep", "lockstep_priority": "true"}, 50, "all", 10),
-        ("sim.launch.yaml", {"pacing": "lockstep", "realtime_priority": "0"}, 0, "loop", 0),
+        (
+            "sim.launch.yaml",
+            {"pacing": "lockstep", "lockstep_priority": "loop", "realtime_priority": "0"},
+            0,
+            "loop",
+            0,
+        ),
         (
             "sim.launch.yaml",
             {"pacing": "as_fast_as_possible", "lockstep_priority": "true"},

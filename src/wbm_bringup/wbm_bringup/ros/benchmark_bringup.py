@@ -6,9 +6,12 @@ Each row starts ``launch/sim.launch.yaml`` (robot interface, controller, state p
 subscribes ``joint_states`` and ``tf`` reliably, as RViz or a recorder would. After ``--warmup``
 it measures for ``--seconds`` of wall time (60 s by default). ``--realtime-priority 0 50`` runs
 each row once per value of the launch's ``realtime_priority`` (SCHED_FIFO of the robot
-interface's and the controller's threads, the launch's default 50: every thread in realtime
-pacing, the loop's hand-over and receive threads in lockstep, ``realtime_threads``; rows named
-``<row>-fifo<priority>``, ``<row>-normal`` for 0), in turn.
+interface's and the controller's threads in realtime pacing, the launch's default 50; rows named
+``<row>-fifo<priority>``, ``<row>-normal`` for 0), in turn. ``--lockstep-priority false loop``
+runs each lockstep row once per value of the launch's ``lockstep_priority`` (false, its default:
+normal scheduling in lockstep; loop: realtime_priority for the loop's hand-over and receive
+threads; true: for every thread of both, the watchers below; rows named ``<row>-normal``,
+``<row>-fifo<priority>-loop``, ``<row>-fifo<priority>-all``).
 
 How cycles are matched: a control cycle is one robot sample, published by the robot interface
 with its stamp (robot time); the controller (trigger ``inputs``) stamps its command with the
@@ -41,6 +44,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import itertools
 import os
 import sys
 import threading
@@ -126,6 +130,23 @@ def _probe(context: rclpy.Context, record: ProbeRecord):
     return node
 
 
+LOCKSTEP_PRIORITIES = ("false", "loop", "true")
+"""The launch's lockstep_priority values (sim.launch.yaml)."""
+
+
+def row_name(row: str, priority: int, lockstep: str | None) -> str:
+    """A row's name: ``<row>-normal`` or ``<row>-fifo<priority>``.
+
+    A lockstep row is ``-normal`` without ``lockstep_priority`` (None: sim.launch.yaml's
+    default, false), and ``-fifo<priority>-loop`` or ``-fifo<priority>-all`` with loop or true.
+    """
+    lockstep_row = row.startswith("lockstep")
+    if not priority or (lockstep_row and lockstep in (None, "false")):
+        return f"{row}-normal"
+    suffix = {"loop": "-loop", "true": "-all"}.get(lockstep or "", "") if lockstep_row else ""
+    return f"{row}-fifo{priority}{suffix}"
+
+
 def measure(
     launch: Path,
     pacing: str,
@@ -135,11 +156,13 @@ def measure(
     seconds: float,
     log: Path | None = None,
     realtime_priority: int = 50,
+    lockstep_priority: str | None = None,
 ) -> dict[str, float]:
     """Run the bringup with ``pacing`` at ``rate`` [Hz] and measure it (module docstring).
 
     ``log``: a file the nodes' output is appended to (default: discarded).
     ``realtime_priority``: the launch argument (SCHED_FIFO of the loop's nodes; 0: none).
+    ``lockstep_priority``: the launch argument (None: the launch's default).
     """
     arguments = {
         "pacing": pacing,
@@ -147,6 +170,8 @@ def measure(
         "publish_rate": f"{rate:g}",
         "realtime_priority": str(realtime_priority),
     }
+    if lockstep_priority is not None:
+        arguments["lockstep_priority"] = lockstep_priority
     plan = plan_launch(launch, arguments)
     output = io.StringIO()
     runner = LaunchRunner(plan.processes, stream=output)
@@ -496,6 +521,15 @@ def main(argv: list[str] | None = None) -> int:
         "launch's default 50); several: each row once per value, in turn (e.g. 0 50)",
     )
     parser.add_argument(
+        "--lockstep-priority",
+        nargs="+",
+        choices=LOCKSTEP_PRIORITIES,
+        default=None,
+        help="the launch's lockstep_priority for the lockstep rows (false: normal scheduling, "
+        "the launch's default; loop: the loop's hand-over and receive threads in SCHED_FIFO; "
+        "true: every thread of both loop nodes); several: each lockstep row once per value",
+    )
+    parser.add_argument(
         "--log", type=Path, default=None, help="append the nodes' output to this file"
     )
     parser.add_argument(
@@ -551,10 +585,13 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for row in args.rows:
         pacing, rate = row.split("-")
-        for priority in args.realtime_priority:
+        variants = [None]
+        if pacing == "lockstep" and args.lockstep_priority:
+            variants = args.lockstep_priority
+        for priority, lockstep in itertools.product(args.realtime_priority, variants):
             rows.append(
                 (
-                    f"{row}-fifo{priority}" if priority else f"{row}-normal",
+                    row_name(row, priority, lockstep),
                     measure(
                         args.launch_file,
                         pacing,
@@ -563,6 +600,7 @@ def main(argv: list[str] | None = None) -> int:
                         seconds=args.seconds,
                         log=args.log,
                         realtime_priority=priority,
+                        lockstep_priority=lockstep,
                     ),
                 )
             )
@@ -570,9 +608,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(
         f"machine reference: one pin.aba on iCub {1e6 * machine_reference():.1f} us (median); "
-        "probe: an extra reliable subscriber to joint_states and tf, as RViz or a recorder; "
-        "fifo rows: every thread of both loop nodes in realtime pacing, their hand-over and "
-        "receive threads in lockstep (the launch's realtime_threads)"
+        "probe: an extra reliable subscriber to joint_states and tf, as RViz or a recorder"
     )
     return 0
 
