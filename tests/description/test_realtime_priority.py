@@ -82,9 +82,10 @@ print(json.dumps({
 """
 
 
-def run_child(priority: int, drop: bool = False) -> dict:
+def run_script(script: str, *arguments: str) -> dict:
+    """The JSON report a child process running ``script`` with ``arguments`` printed."""
     result = subprocess.run(
-        [sys.executable, "-c", CHILD, str(priority), "drop" if drop else "keep"],
+        [sys.executable, "-c", script, *arguments],
         capture_output=True,
         text=True,
         timeout=60,
@@ -92,6 +93,10 @@ def run_child(priority: int, drop: bool = False) -> dict:
     )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
+
+
+def run_child(priority: int, drop: bool = False) -> dict:
+    return run_script(CHILD, str(priority), "drop" if drop else "keep")
 
 
 def test_every_thread_gets_sched_fifo_at_the_priority_and_new_threads_inherit_it():
@@ -135,15 +140,7 @@ def test_outcome_lines():
 
 
 def run_scoped_child(priority: int, scope: str) -> dict:
-    result = subprocess.run(
-        [sys.executable, "-c", SCOPED_CHILD, str(priority), scope],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=dict(os.environ),
-    )
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+    return run_script(SCOPED_CHILD, str(priority), scope)
 
 
 def test_loop_scope_sets_the_hand_over_and_receive_threads_only():
