@@ -145,20 +145,16 @@ def solve_kkt_lu(
     size = n + n_eq + n_up + lower.size
     # transposed[j, i] = KKT[i, j]: C order of the transpose is LAPACK's Fortran order.
     transposed = np.zeros((size, size))
-    rhs = np.empty(size)
     for i in range(n):
         for j in range(n):
             transposed[j, i] = H[i, j]
-        rhs[i] = -g[i]
     for r in range(n_eq):
         _put_row(transposed, n, r, A[r])
-        rhs[n + r] = b[r]
     for r in range(n_up):
         _put_row(transposed, n, n_eq + r, C[upper[r]])
-        rhs[n + n_eq + r] = upper_bounds[upper[r]]
     for r in range(lower.size):
         _put_row(transposed, n, n_eq + n_up + r, C[lower[r]])
-        rhs[n + n_eq + n_up + r] = lower_bounds[lower[r]]
+    rhs = _right_hand_side(g, A, b, lower_bounds, upper_bounds, upper, lower)
     solution = rhs.copy()
     pivots = np.empty(size, dtype=F_INT_nptype)
     a, ipiv, b_x = transposed.ctypes, pivots.ctypes, solution.ctypes
