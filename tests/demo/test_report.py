@@ -182,3 +182,31 @@ def test_scenario_times_come_from_the_recorded_target_and_push(icub: WholeBodyMo
     # Nothing recorded: the recording and the scenario as they were.
     bare = RunRecording(recording.time, recording.q, recording.efforts)
     assert aligned(bare, DemoScenario()) == (bare, DemoScenario())
+
+
+def test_run_timing_splits_the_launch_into_start_running_and_stop(icub: WholeBodyModel):
+    """The phases from a span whose samples are known: launched at 10 s, the robot's last
+    initial-state sample at 14.5 s, the last clock at 20.5 s (8 s of robot time), ended at 22 s
+    (system clock)."""
+    from wbm_bringup.clock_span import ClockSpan
+    from wbm_bringup.demo.report import run_timing
+
+    second = 1_000_000_000
+    half = second // 2
+    span = ClockSpan(
+        first=(12 * second, 0),
+        start=(14 * second + half, 0),
+        last=(20 * second + half, 8 * second),
+    )
+    timing = run_timing(span, 10 * second, 22 * second)
+    assert (timing.start, timing.running, timing.simulated, timing.stop) == pytest.approx(
+        (4.5, 6.0, 8.0, 1.5), abs=1e-12
+    )
+    assert timing.pace == pytest.approx(8.0 / 6.0, abs=1e-12)
+    assert run_timing(None, 0, 1) is None
+    assert run_timing(ClockSpan(first=(0, 0), start=(0, 0), last=(5, 0)), 0, 10) is None
+    scenario = DemoScenario(end_time=6.0)
+    report = analyze(still_recording(icub), icub, scenario, wall_time=12.0, timing=timing)
+    text = report.text(scenario)
+    assert "1.33x real time while the robot ran (8.00 s simulated in 6.00 s)" in text
+    assert "start 4.5 s, stop 1.5 s" in text

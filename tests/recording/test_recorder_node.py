@@ -17,6 +17,8 @@ from rosbags.typesys import Stores, get_typestore
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
+from wbm_bringup.demo.report import read_clock_span
+
 pytestmark = pytest.mark.process
 
 
@@ -186,6 +188,14 @@ def test_sim_time_log_times_and_nothing_lost_at_the_stop(tmp_path):
     assert [log_time for log_time, _ in samples[:40]] == [i * 1_000_000 for i in range(1, 41)]
     assert [data for _, data in samples[40:]] == [f"burst {i}" for i in range(burst)], output
     assert {log_time for log_time, _ in samples[40:]} == {40_000_000}
+    # The clock's span in metadata.yaml: robot time exact; the 39 intervals between the first
+    # and last clock sample are at least 4 ms of wall time each (the sleeps above), and less
+    # than the test's own 20 s of discovery timeout plus sending.
+    span = read_clock_span(bag)
+    assert span.first == span.start and span.first[1] == 1_000_000
+    assert span.last[1] == 40_000_000
+    assert span.running_simulated == pytest.approx(0.039, abs=1e-12)
+    assert 39 * 0.004 <= span.running_wall < 30.0
 
 
 def test_topics_found_while_writing_leave_a_readable_bag(tmp_path):

@@ -3,7 +3,9 @@
 Everything is recomputed from the recorded topics with the whole-body model: the true base pose
 (``ground_truth/odom``) and ``joint_states`` give the CoM, the hand and the feet; the F/T sensors
 (``ft/<sensor>``) give the ZMP (seed 004 eqs 8.5-8.8, foot weight removed); the support polygon is
-the hull of the loaded soles' corners.
+the hull of the loaded soles' corners. How fast the run went: the whole launch's wall time, and
+the phases the recorder's ``/clock`` samples give (:class:`RunTiming`: the processes' start, the
+robot running, with its pace in robot seconds per wall second, and the stop).
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
+import yaml
 
+from wbm_bringup.clock_span import ClockSpan
 from wbm_bringup.demo.scenario import DemoScenario
 from wbm_description.ft_ground_reaction import FootForceSensors
 from wbm_description.markers import MarkerOptions, marker_scene
@@ -138,6 +142,61 @@ def read_recording(bag: Path, model: WholeBodyModel, *, namespace: str = "") -> 
 
 
 @dataclass
+class RunTiming:
+    """Wall-clock phases of a run [s], from the launch's start and end and the recorded clock.
+
+    Attributes:
+        start: From the launch's start to the robot's first step (the last ``/clock`` sample
+            before robot time advanced): processes starting, models loading, discovery.
+        running: From there to the last ``/clock`` sample.
+        simulated: Robot time over ``running`` [s].
+        stop: From the last ``/clock`` sample to the launch's end (the processes' shutdown).
+    """
+
+    start: float
+    running: float
+    simulated: float
+    stop: float
+
+    @property
+    def pace(self) -> float:
+        """Robot seconds per wall second while the robot ran."""
+        return self.simulated / self.running if self.running > 0.0 else float("nan")
+
+
+def read_clock_span(bag: Path) -> ClockSpan | None:
+    """The ``/clock`` span the recorder wrote in ``bag``'s metadata (None if there is none).
+
+    Raises:
+        ValueError: ``metadata.yaml``'s ``custom_data`` holds a malformed span (names the file).
+    """
+    path = Path(bag) / "metadata.yaml"
+    metadata = yaml.safe_load(path.read_text()) or {}
+    custom = (metadata.get("rosbag2_bagfile_information") or {}).get("custom_data")
+    try:
+        return ClockSpan.from_custom_data(custom)
+    except ValueError as error:
+        raise ValueError(f"{path}: custom_data: {error}") from None
+
+
+def run_timing(span: ClockSpan | None, launched_ns: int, ended_ns: int) -> RunTiming | None:
+    """The run's phases (:class:`RunTiming`) from the span and the launch's start and end.
+
+    ``launched_ns``, ``ended_ns``: the system clock (``time.time_ns``, the clock of the
+    middleware's receive times) when the launch started and ended [ns]. None when the robot's
+    time never advanced in the recording.
+    """
+    if span is None or span.running_wall is None:
+        return None
+    return RunTiming(
+        start=(span.start[0] - launched_ns) * 1e-9,
+        running=span.running_wall,
+        simulated=span.running_simulated,
+        stop=(ended_ns - span.last[0]) * 1e-9,
+    )
+
+
+@dataclass
 class RunReport:
     """The figures of a demo run."""
 
@@ -155,6 +214,7 @@ class RunReport:
     base_height_drop: float
     stayed_up: bool
     series: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    timing: RunTiming | None = None
 
     @property
     def real_time_factor(self) -> float:
@@ -164,10 +224,21 @@ class RunReport:
     def text(self, scenario: DemoScenario) -> str:
         """The printed report."""
         verdict = "stayed up" if self.stayed_up else "FELL or moved its feet"
+        timing = self.timing
+        pace = (
+            []
+            if timing is None
+            else [
+                f"pace               {timing.pace:.2f}x real time while the robot ran "
+                f"({timing.simulated:.2f} s simulated in {timing.running:.2f} s); processes' "
+                f"start {timing.start:.1f} s, stop {timing.stop:.1f} s"
+            ]
+        )
         return "\n".join(
             [
                 f"duration           {self.duration:.2f} s simulated in {self.wall_time:.1f} s "
                 f"(real-time factor {self.real_time_factor:.2f}, the processes' start included)",
+                *pace,
                 f"CoM tracking       RMS {1e3 * self.com_error_rms:.1f} mm, max "
                 f"{1e3 * self.com_error_max:.1f} mm (horizontal, before the push)",
                 f"hand tracking      RMS {1e3 * self.hand_error_rms:.1f} mm, max "
@@ -192,11 +263,12 @@ def analyze(
     *,
     wall_time: float,
     simulated: float | None = None,
+    timing: RunTiming | None = None,
 ) -> RunReport:
     """Compute the report's figures (see the module docstring).
 
     ``simulated``: the run's simulated duration [s] for the real-time factor (default: the
-    recording's span).
+    recording's span). ``timing``: the run's phases, reported as given (:func:`run_timing`).
     """
     sensors = FootForceSensors(model)
     options = MarkerOptions()
@@ -262,6 +334,7 @@ def analyze(
         feet_displacement=feet_displacement,
         base_height_drop=base_drop,
         stayed_up=stayed_up,
+        timing=timing,
         series={
             "time": t,
             "com": com,

@@ -17,7 +17,14 @@ import sys
 import time
 from pathlib import Path
 
-from wbm_bringup.demo.report import aligned, analyze, read_recording, write_plots
+from wbm_bringup.demo.report import (
+    aligned,
+    analyze,
+    read_clock_span,
+    read_recording,
+    run_timing,
+    write_plots,
+)
 from wbm_bringup.demo.scenario import DemoScenario
 from wbm_bringup.launching import LaunchPlan, LaunchRunner, plan_launch
 from wbm_bringup.share import launch_file
@@ -91,9 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.viewer:
         print("[wbm demo] the viewer prints its URL below; Ctrl-C ends the demo", flush=True)
     start = time.monotonic()
+    launched_ns = time.time_ns()  # the clock of the middleware's receive times
     runner.start()
     code = runner.wait(timeout=None if args.viewer else args.timeout)
     wall_time = time.monotonic() - start
+    ended_ns = time.time_ns()
     if code != 0:
         print(f"[wbm demo] the launch ended with code {code}", file=sys.stderr)
     if not (bag / "metadata.yaml").is_file():
@@ -104,7 +113,14 @@ def main(argv: list[str] | None = None) -> int:
     recording = read_recording(bag, model)
     simulated = float(recording.time[-1] - recording.time[0])
     recording, scenario = aligned(recording, scenario)  # from the scenario's start on
-    report = analyze(recording, model, scenario, wall_time=wall_time, simulated=simulated)
+    try:
+        timing = run_timing(read_clock_span(bag), launched_ns, ended_ns)
+    except ValueError as error:
+        print(f"[wbm demo] no pace: {error}", file=sys.stderr)
+        timing = None
+    report = analyze(
+        recording, model, scenario, wall_time=wall_time, simulated=simulated, timing=timing
+    )
     plots = write_plots(report, model, scenario, output)
     print(report.text(scenario))
     layout = copy_layout_beside(bag)

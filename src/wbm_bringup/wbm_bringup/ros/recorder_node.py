@@ -10,7 +10,10 @@ The messages are taken in batches by a thread of their own
 ``batch_period``), not one executor wake-up each, and what is still queued when the recorder
 stops is written before the bag is closed. Log times: the middleware's receive time of each
 message, or under ``use_sim_time`` the sim time at its reception (the newest ``/clock`` received
-before it, as ``ros2 bag record --use-sim-time``; :mod:`wbm_bringup.recording_stamps`).
+before it, as ``ros2 bag record --use-sim-time``; :mod:`wbm_bringup.recording_stamps`). Under
+``use_sim_time`` the bag's ``metadata.yaml`` also says how fast robot time ran: the receive and
+robot times of the first ``/clock`` sample, of the last before robot time advanced and of the
+last, in ``custom_data`` (:mod:`wbm_bringup.clock_span`).
 
 Parameters (:class:`RecorderSettings`): ``output`` (the bag directory to create; it must not
 exist; required), ``topics`` (empty records every topic discovered), ``discovery_period`` [s of
@@ -167,6 +170,8 @@ class Recorder(WbmNode):
         self.thread.stop()
         try:
             self.thread.drain()
+            for key, value in self.thread.clock_span.custom_data().items():
+                self.writer.set_custom_data(key, value)
         finally:
             self.writer.close()
         summary = ", ".join(f"{topic}: {count}" for topic, count in sorted(self.counts.items()))

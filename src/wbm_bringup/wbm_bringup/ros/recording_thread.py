@@ -31,6 +31,7 @@ from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rclpy.subscription import Subscription
 
+from wbm_bringup.clock_span import ClockSpan
 from wbm_bringup.recording_stamps import ReceptionClock, wall_stamps
 from wbm_description.ros.input_thread import DedicatedGroup
 
@@ -75,6 +76,8 @@ class RecordingThread:
         lock: Held around every batch's takes and writes: hold it around any other use of the
             bag writer (a new connection), which must not interleave with a message's bytes.
         written: Messages written so far.
+        clock_span: The first, start and last ``/clock`` samples taken (with
+            :meth:`stamp_with_clock`): how fast robot time ran (:mod:`wbm_bringup.clock_span`).
     """
 
     def __init__(self, node: Node, write: Write, period: float) -> None:
@@ -83,6 +86,7 @@ class RecordingThread:
         self.period = float(period)
         self.group = DedicatedGroup()
         self.written = 0
+        self.clock_span = ClockSpan()
         self._clock: _Recorded | None = None
         self._reception: ReceptionClock | None = None
         self._recorded: list[_Recorded] = []
@@ -215,7 +219,9 @@ class RecordingThread:
             if self._reception is not None and self._clock is not None:
                 # The clock last: every sample received before a taken message is taken too.
                 for data, info in _take_all(self._clock):
-                    self._reception.add_clock(info["received_timestamp"], clock_nanoseconds(data))
+                    received, sim_time = info["received_timestamp"], clock_nanoseconds(data)
+                    self._reception.add_clock(received, sim_time)
+                    self.clock_span.add(received, sim_time)
                 stamped = self._reception.stamp(batch)
             else:
                 stamped = wall_stamps(batch)
