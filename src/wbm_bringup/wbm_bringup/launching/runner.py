@@ -162,8 +162,14 @@ class LaunchRunner:
             end = time.monotonic() + (self.grace if sig != signal.SIGKILL else 5.0)
             while time.monotonic() < end and any(child.poll() is None for child in live):
                 time.sleep(0.02)
-            if sig != signal.SIGINT and any(child.poll() is None for child in live):
-                self.say(f"processes still alive after {sig.name}")
+            still = [
+                spec.label
+                for spec, child in zip(self.specs, self.children, strict=False)
+                if child in live and child.poll() is None
+            ]
+            if still:
+                waited = f"{self.grace:g} s" if sig != signal.SIGKILL else "5 s"
+                self.say(f"still alive {waited} after {sig.name}: {', '.join(still)}")
         for child in self.children:
             try:
                 child.wait(timeout=1.0)
