@@ -194,3 +194,51 @@ def test_a_required_process_ending_normally_ends_the_launch_with_0(tmp_path):
     finally:
         if launcher.poll() is None:
             os.killpg(launcher.pid, signal.SIGKILL)
+
+
+class ClosingStream:
+    """A stream whose reader goes away after ``lines`` writes (``wbm launch ... | head``)."""
+
+    def __init__(self, lines: int) -> None:
+        self.lines = lines
+        self.written: list[str] = []
+
+    def write(self, text: str) -> int:
+        if len(self.written) >= self.lines:
+            raise BrokenPipeError(32, "Broken pipe")
+        self.written.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        if len(self.written) > self.lines:
+            raise BrokenPipeError(32, "Broken pipe")
+
+
+@pytest.mark.parametrize(
+    ("first_line", "closes_after"),
+    [(b"not utf-8: \xff\xfe", 10**9), (b"plain", 3)],
+    ids=["bytes-not-utf-8", "reader-gone"],
+)
+def test_the_output_is_read_to_the_end(first_line, closes_after):
+    """The processes' output is read whatever it holds and wherever it goes: bytes that are not
+    UTF-8 are replaced, and after the launcher's stdout reader went away (``wbm launch ... |
+    head``) it is still read and dropped. A process writing 8 MB after its first line (far more
+    than a 64 kB pipe holds) runs to its own end: exit code 0, not stopped by the shutdown's
+    signals, and the launch ends."""
+    from wbm_bringup.launching.description import ProcessSpec
+    from wbm_bringup.launching.runner import LaunchRunner
+
+    chatty = (
+        f"import sys; sys.stdout.buffer.write({first_line!r} + bytes([10])); "
+        "[print('x' * 79) for _ in range(100_000)]"
+    )
+    spec = ProcessSpec(label="chatty", command=(sys.executable, "-c", chatty), required=True)
+    stream = ClosingStream(lines=closes_after)
+    runner = LaunchRunner([spec], stream=stream, grace=2.0)
+    runner.start()
+    code = runner.wait(timeout=120.0)
+    child = runner.children[0]
+    assert child.returncode == 0 and code == 0, (child.returncode, stream.written[:5])
+    assert stream.written[0].startswith("[wbm launch] started chatty")
+    expected = first_line.decode("utf-8", errors="replace")
+    assert stream.written[1] == f"[chatty] {expected}\n"

@@ -68,20 +68,32 @@ class LaunchRunner:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._stream_closed = False
 
     def say(self, message: str) -> None:
         """Write a launcher message."""
+        self._write(f"[wbm launch] {message}\n")
+
+    def _write(self, text: str) -> None:
+        """Write to the stream; once its reader is gone, nothing more is written.
+
+        ``wbm launch ... | head`` closes the pipe early: the processes' output is still read
+        (:meth:`_pump`), or a process would block writing to its full pipe and not stop.
+        """
         with self._lock:
-            self.stream.write(f"[wbm launch] {message}\n")
-            self.stream.flush()
+            if self._stream_closed:
+                return
+            try:
+                self.stream.write(text)
+                self.stream.flush()
+            except (OSError, ValueError):  # BrokenPipeError, or the stream closed
+                self._stream_closed = True
 
     def _pump(self, spec: ProcessSpec, child: subprocess.Popen) -> None:
         assert child.stdout is not None
         for line in child.stdout:
             if spec.output in ("screen", "both"):
-                with self._lock:
-                    self.stream.write(f"[{spec.label}] {line}")
-                    self.stream.flush()
+                self._write(f"[{spec.label}] {line}")
 
     def start(self) -> None:
         """Start every process."""
@@ -94,6 +106,7 @@ class LaunchRunner:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 text=True,
+                errors="replace",  # bytes that are not UTF-8 must not stop the reading
                 bufsize=1,
                 start_new_session=True,
                 preexec_fn=_ignore_interrupts,
