@@ -69,6 +69,7 @@ CASES = [
     case("sim.launch.yaml", "watcher_priority", "-1", **LOCKSTEP_PRIORITY),
     case("sim.launch.yaml", "watcher_priority", "high", **LOCKSTEP_PRIORITY),
     case("sim.launch.yaml", "lockstep_priority", "maybe"),
+    case("sim.launch.yaml", "loop_cpus", "fast"),
     case("sim.launch.yaml", "viewer", "maybe"),
     case("sim.launch.yaml", "record", "/etc/passwd/bag"),  # under a file: cannot be created
     case("sim.launch.yaml", "record", "<existing>"),  # exists: rosbag2 needs a new directory
@@ -88,6 +89,8 @@ CASES = [
     case("robot.launch.yaml", "trigger", "x"),
     case("robot.launch.yaml", "realtime_priority", "100"),
     case("robot.launch.yaml", "realtime_threads", "some"),
+    case("robot.launch.yaml", "cpu_affinity", "fast"),
+    case("robot.launch.yaml", "cpu_affinity", "0.5"),
     case("robot.launch.yaml", "watcher_priority", "-1"),
     case("robot.launch.yaml", "namespace", "bad/name!"),
     case("robot.launch.yaml", "use_sim_time", "banana"),

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wbm_control.walking.settings import WalkingSettings
+from wbm_description.cpu_affinity import cpu_affinity_setting
 from wbm_description.exceptions import ConfigError
 from wbm_description.realtime_priority import THREAD_SCOPES
 from wbm_description.settings import Settings, setting
@@ -361,6 +362,7 @@ class ControllerSettings(Settings):
         "middleware's receive threads)",
         choices=THREAD_SCOPES,
     )
+    cpu_affinity: tuple[int, ...] = cpu_affinity_setting()
     use_ground_truth: bool = setting(
         False, doc="subscribe ground_truth/odom instead of estimating (tests only)"
     )

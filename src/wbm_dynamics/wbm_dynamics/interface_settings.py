@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from wbm_description.cpu_affinity import cpu_affinity_setting
 from wbm_description.realtime_priority import THREAD_SCOPES
 from wbm_description.settings import Settings, setting
 from wbm_dynamics.noise import NoiseSettings
@@ -58,6 +59,8 @@ class RobotInterfaceSettings(Settings):
         realtime_threads: The threads ``realtime_priority`` sets: ``"all"`` of the process, or
             ``"loop"``: the input thread (it takes the commands, and in lockstep steps and
             publishes), the pacing thread and the middleware's receive threads.
+        cpu_affinity: CPUs every thread of the node runs on (:mod:`wbm_description.cpu_affinity`;
+            negative: from the end of the CPUs the process may use); (): any CPU.
         world_frame: Frame of the ground truth odometry.
         hold_posture_at_start: At start and after a reset, the servos hold the robot config's
             initial posture (position references plus the static torques of standing on its
@@ -125,6 +128,7 @@ class RobotInterfaceSettings(Settings):
         "thread, which takes the commands and in lockstep steps and publishes, the pacing "
         "thread, and the middleware's receive threads)",
     )
+    cpu_affinity: tuple[int, ...] = cpu_affinity_setting()
     world_frame: str = setting("world", nonempty=True, doc="frame of ground_truth/odom")
     hold_posture_at_start: bool = setting(
         True, doc="servos hold the initial posture until a controller commands"

@@ -11,7 +11,11 @@ interface's and the controller's threads in realtime pacing, the launch's defaul
 runs each lockstep row once per value of the launch's ``lockstep_priority`` (false, its default:
 normal scheduling in lockstep; loop: realtime_priority for the loop's hand-over and receive
 threads; true: for every thread of both, the watchers below; rows named ``<row>-normal``,
-``<row>-fifo<priority>-loop``, ``<row>-fifo<priority>-all``).
+``<row>-fifo<priority>-loop``, ``<row>-fifo<priority>-all``). ``--cpu-affinity any auto`` runs
+each row once per value of the launch's ``loop_cpus`` (the CPU layout of the loop's nodes: split,
+the robot interface on the second-to-last CPU and the controller on the last; shared, both on the
+last; any, no affinity; auto, the launch's default: shared in lockstep with normal scheduling,
+split otherwise; rows named ``<row>...-cpu-<layout>``).
 
 How cycles are matched: a control cycle is one robot sample, published by the robot interface
 with its stamp (robot time); the controller (trigger ``inputs``) stamps its command with the
@@ -134,6 +138,11 @@ LOCKSTEP_PRIORITIES = ("false", "loop", "true")
 """The launch's lockstep_priority values (sim.launch.yaml)."""
 
 
+CPU_LAYOUTS = ("auto", "split", "shared", "any")
+"""``--cpu-affinity``: the values of the launch's ``loop_cpus`` (the CPU layout of the loop's
+nodes; auto, its default: shared in lockstep with normal scheduling, split otherwise)."""
+
+
 def row_name(row: str, priority: int, lockstep: str | None) -> str:
     """A row's name: ``<row>-normal`` or ``<row>-fifo<priority>``.
 
@@ -157,12 +166,14 @@ def measure(
     log: Path | None = None,
     realtime_priority: int = 50,
     lockstep_priority: str | None = None,
+    cpu_layout: str | None = None,
 ) -> dict[str, float]:
     """Run the bringup with ``pacing`` at ``rate`` [Hz] and measure it (module docstring).
 
     ``log``: a file the nodes' output is appended to (default: discarded).
     ``realtime_priority``: the launch argument (SCHED_FIFO of the loop's nodes; 0: none).
     ``lockstep_priority``: the launch argument (None: the launch's default).
+    ``cpu_layout``: the launch's ``loop_cpus`` (None: its default, auto).
     """
     arguments = {
         "pacing": pacing,
@@ -172,6 +183,8 @@ def measure(
     }
     if lockstep_priority is not None:
         arguments["lockstep_priority"] = lockstep_priority
+    if cpu_layout is not None:
+        arguments["loop_cpus"] = cpu_layout
     plan = plan_launch(launch, arguments)
     output = io.StringIO()
     runner = LaunchRunner(plan.processes, stream=output)
@@ -530,6 +543,16 @@ def main(argv: list[str] | None = None) -> int:
         "true: every thread of both loop nodes); several: each lockstep row once per value",
     )
     parser.add_argument(
+        "--cpu-affinity",
+        nargs="+",
+        choices=CPU_LAYOUTS,
+        default=None,
+        help="the launch's loop_cpus, the CPU layout of the loop's nodes (split: the robot "
+        "interface on the second-to-last CPU, the controller on the last; shared: both on the "
+        "last; any: no affinity; auto, the launch's default: shared in lockstep with normal "
+        "scheduling, split otherwise); several: each row once per value, in turn (e.g. any auto)",
+    )
+    parser.add_argument(
         "--log", type=Path, default=None, help="append the nodes' output to this file"
     )
     parser.add_argument(
@@ -588,10 +611,14 @@ def main(argv: list[str] | None = None) -> int:
         variants = [None]
         if pacing == "lockstep" and args.lockstep_priority:
             variants = args.lockstep_priority
-        for priority, lockstep in itertools.product(args.realtime_priority, variants):
+        layouts = args.cpu_affinity or [None]
+        for priority, lockstep, layout in itertools.product(
+            args.realtime_priority, variants, layouts
+        ):
+            name = row_name(row, priority, lockstep)
             rows.append(
                 (
-                    row_name(row, priority, lockstep),
+                    name if layout is None else f"{name}-cpu-{layout}",
                     measure(
                         args.launch_file,
                         pacing,
@@ -601,6 +628,7 @@ def main(argv: list[str] | None = None) -> int:
                         log=args.log,
                         realtime_priority=priority,
                         lockstep_priority=lockstep,
+                        cpu_layout=layout,
                     ),
                 )
             )

@@ -268,12 +268,13 @@ class ControllerNode(WbmNode):
     # ------------------------------------------------------------------ life cycle
 
     def start(self) -> None:
-        """Start taking the robot inputs (the input thread); then the realtime priority.
+        """Start taking the robot inputs (the input thread); then the CPU affinity and priority.
 
         ``realtime_threads`` ``"loop"``: the input thread (it takes the samples, steps and
         publishes the command) and the middleware's receive threads only.
         """
         self.input_thread.start()
+        self.apply_cpu_affinity(self.settings.cpu_affinity)
         self.apply_realtime_priority(
             self.settings.realtime_priority,
             self.settings.realtime_threads,

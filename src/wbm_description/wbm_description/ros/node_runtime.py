@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import rclpy
@@ -31,6 +31,7 @@ from rclpy.executors import (
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from wbm_description.cpu_affinity import AffinityOutcome, set_cpu_affinity
 from wbm_description.exceptions import WbmError
 from wbm_description.realtime_priority import RealtimeOutcome, set_realtime_priority
 from wbm_description.settings import ParameterSpec, Settings, nest, parameter_specs
@@ -209,6 +210,19 @@ class WbmNode(Node):
         the node logs why and keeps normal scheduling.
         """
         outcome = set_realtime_priority(priority, scope, loop_threads)
+        if outcome.error:
+            self.get_logger().warning(outcome.describe())
+        elif outcome.applied:
+            self.get_logger().info(outcome.describe())
+        return outcome
+
+    def apply_cpu_affinity(self, cpus: Sequence[int]) -> AffinityOutcome:
+        """Run every thread of the process on ``cpus`` (negative: from the end; (): any), logged.
+
+        Called by a loop node once its threads run (:mod:`wbm_description.cpu_affinity`); where
+        a CPU is not there the node logs why and keeps running on any CPU.
+        """
+        outcome = set_cpu_affinity(cpus)
         if outcome.error:
             self.get_logger().warning(outcome.describe())
         elif outcome.applied:
