@@ -83,6 +83,10 @@ export CMAKE_PREFIX_PATH="$venv\${CMAKE_PREFIX_PATH:+:\$CMAKE_PREFIX_PATH}"
 export PYTHONPATH="$tf2_install/lib/python3.11/site-packages\${PYTHONPATH:+:\$PYTHONPATH}"
 export LD_LIBRARY_PATH="$tf2_install/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
 export RMW_IMPLEMENTATION="\${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
+# Fast discovery at start (wbm_description/ros/discovery.py), unless a profile is chosen.
+if [ -z "\${FASTRTPS_DEFAULT_PROFILES_FILE:-}" ]; then
+  export FASTDDS_DEFAULT_PROFILES_FILE="\${FASTDDS_DEFAULT_PROFILES_FILE:-$root/src/wbm_description/wbm_description/ros/fastdds_profile.xml}"
+fi
 EOF
 # shellcheck disable=SC1091
 source "$venv/wbm_env.sh"

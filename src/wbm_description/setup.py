@@ -10,7 +10,7 @@ setup(
     name=package_name,
     version="0.1.0",
     packages=find_packages(exclude=["test"]),
-    package_data={package_name: ["robots/*.yaml", "robots/*.urdf"]},
+    package_data={package_name: ["robots/*.yaml", "robots/*.urdf", "ros/fastdds_profile.xml"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{package_name}"]),
         (f"share/{package_name}", ["package.xml"]),

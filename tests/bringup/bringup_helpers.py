@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import re
 import signal
@@ -115,6 +116,7 @@ class Probe:
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self.sim_time = 0.0
+        self.advanced_at = math.nan  # system time [s] at the first /clock after t = 0
         self.heights: list[tuple[float, float]] = []
         qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
         self.node.create_subscription(Clock, "/clock", self._on_clock, qos)
@@ -122,6 +124,8 @@ class Probe:
 
     def _on_clock(self, message: Clock) -> None:
         self.sim_time = message.clock.sec + 1e-9 * message.clock.nanosec
+        if self.sim_time > 0.0 and math.isnan(self.advanced_at):
+            self.advanced_at = time.time()
 
     def _on_odom(self, message: Odometry) -> None:
         stamp = message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec

@@ -34,6 +34,7 @@ from rclpy.parameter import Parameter
 from wbm_description.cpu_affinity import AffinityOutcome, set_cpu_affinity
 from wbm_description.exceptions import WbmError
 from wbm_description.realtime_priority import RealtimeOutcome, set_realtime_priority
+from wbm_description.ros.discovery import use_default_profile
 from wbm_description.settings import ParameterSpec, Settings, nest, parameter_specs
 
 S = TypeVar("S", bound=Settings)
@@ -255,7 +256,9 @@ def run_node(
     (MultiThreadedExecutor). Not rclpy.experimental's EventsExecutor: in rclpy 9.1 it never
     answers service requests and ignores SIGINT/SIGTERM.
 
-    The process's GIL switch interval becomes :data:`SWITCH_INTERVAL`.
+    The process's GIL switch interval becomes :data:`SWITCH_INTERVAL`, and Fast DDS reads wbm's
+    default participant profile unless another is chosen
+    (:func:`~wbm_description.ros.discovery.use_default_profile`).
 
     Returns:
         0 after a clean shutdown; :data:`EXIT_STARTUP_ERROR` when the node refused to start
@@ -264,6 +267,7 @@ def run_node(
     if executor not in EXECUTORS:
         raise ValueError(f"executor: expected one of {list(EXECUTORS)}, got {executor!r}")
     sys.setswitchinterval(SWITCH_INTERVAL)
+    use_default_profile()  # fast discovery at start, unless a profile is chosen
     rclpy.init(args=args)
     node = None
     try:
