@@ -70,6 +70,8 @@ CASES = [
     case("sim.launch.yaml", "watcher_priority", "high", **LOCKSTEP_PRIORITY),
     case("sim.launch.yaml", "lockstep_priority", "maybe"),
     case("sim.launch.yaml", "loop_cpus", "fast"),
+    case("sim.launch.yaml", "cpu_dma_latency", "-2"),
+    case("sim.launch.yaml", "cpu_dma_latency", "low"),
     case("sim.launch.yaml", "viewer", "maybe"),
     case("sim.launch.yaml", "record", "/etc/passwd/bag"),  # under a file: cannot be created
     case("sim.launch.yaml", "record", "<existing>"),  # exists: rosbag2 needs a new directory
@@ -91,6 +93,7 @@ CASES = [
     case("robot.launch.yaml", "realtime_threads", "some"),
     case("robot.launch.yaml", "cpu_affinity", "fast"),
     case("robot.launch.yaml", "cpu_affinity", "0.5"),
+    case("robot.launch.yaml", "cpu_dma_latency", "-5"),
     case("robot.launch.yaml", "watcher_priority", "-1"),
     case("robot.launch.yaml", "namespace", "bad/name!"),
     case("robot.launch.yaml", "use_sim_time", "banana"),

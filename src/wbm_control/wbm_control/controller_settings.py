@@ -363,6 +363,13 @@ class ControllerSettings(Settings):
         choices=THREAD_SCOPES,
     )
     cpu_affinity: tuple[int, ...] = cpu_affinity_setting()
+    cpu_dma_latency: int = setting(
+        -1,
+        ge=-1,
+        unit="us",
+        doc="CPU wake-up latency requested on /dev/cpu_dma_latency while the node runs, where "
+        "permitted (root): 0 keeps idle CPUs polling instead of halting; -1: no request",
+    )
     use_ground_truth: bool = setting(
         False, doc="subscribe ground_truth/odom instead of estimating (tests only)"
     )

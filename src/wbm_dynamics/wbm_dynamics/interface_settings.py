@@ -61,6 +61,8 @@ class RobotInterfaceSettings(Settings):
             publishes), the pacing thread and the middleware's receive threads.
         cpu_affinity: CPUs every thread of the node runs on (:mod:`wbm_description.cpu_affinity`;
             negative: from the end of the CPUs the process may use); (): any CPU.
+        cpu_dma_latency: CPU wake-up latency requested while the node runs [us]
+            (:mod:`wbm_description.cpu_latency`); -1: none.
         world_frame: Frame of the ground truth odometry.
         hold_posture_at_start: At start and after a reset, the servos hold the robot config's
             initial posture (position references plus the static torques of standing on its
@@ -129,6 +131,13 @@ class RobotInterfaceSettings(Settings):
         "thread, and the middleware's receive threads)",
     )
     cpu_affinity: tuple[int, ...] = cpu_affinity_setting()
+    cpu_dma_latency: int = setting(
+        -1,
+        ge=-1,
+        unit="us",
+        doc="CPU wake-up latency requested on /dev/cpu_dma_latency while the node runs, where "
+        "permitted (root): 0 keeps idle CPUs polling instead of halting; -1: no request",
+    )
     world_frame: str = setting("world", nonempty=True, doc="frame of ground_truth/odom")
     hold_posture_at_start: bool = setting(
         True, doc="servos hold the initial posture until a controller commands"

@@ -15,7 +15,9 @@ threads; true: for every thread of both, the watchers below; rows named ``<row>-
 each row once per value of the launch's ``loop_cpus`` (the CPU layout of the loop's nodes: split,
 the robot interface on the second-to-last CPU and the controller on the last; shared, both on the
 last; any, no affinity; auto, the launch's default: shared in lockstep with normal scheduling,
-split otherwise; rows named ``<row>...-cpu-<layout>``).
+split otherwise; rows named ``<row>...-cpu-<layout>``). ``--cpu-dma-latency -1 0`` runs each row
+once per value of the launch's ``cpu_dma_latency`` (the loop's CPU wake-up latency request
+[us], -1: none; rows named ``<row>...-lat<value>``).
 
 How cycles are matched: a control cycle is one robot sample, published by the robot interface
 with its stamp (robot time); the controller (trigger ``inputs``) stamps its command with the
@@ -167,6 +169,7 @@ def measure(
     realtime_priority: int = 50,
     lockstep_priority: str | None = None,
     cpu_layout: str | None = None,
+    cpu_dma_latency: int | None = None,
 ) -> dict[str, float]:
     """Run the bringup with ``pacing`` at ``rate`` [Hz] and measure it (module docstring).
 
@@ -174,6 +177,7 @@ def measure(
     ``realtime_priority``: the launch argument (SCHED_FIFO of the loop's nodes; 0: none).
     ``lockstep_priority``: the launch argument (None: the launch's default).
     ``cpu_layout``: the launch's ``loop_cpus`` (None: its default, auto).
+    ``cpu_dma_latency``: the launch's ``cpu_dma_latency`` (None: its default, 0).
     """
     arguments = {
         "pacing": pacing,
@@ -185,6 +189,8 @@ def measure(
         arguments["lockstep_priority"] = lockstep_priority
     if cpu_layout is not None:
         arguments["loop_cpus"] = cpu_layout
+    if cpu_dma_latency is not None:
+        arguments["cpu_dma_latency"] = str(cpu_dma_latency)
     plan = plan_launch(launch, arguments)
     output = io.StringIO()
     runner = LaunchRunner(plan.processes, stream=output)
@@ -553,6 +559,14 @@ def main(argv: list[str] | None = None) -> int:
         "scheduling, split otherwise); several: each row once per value, in turn (e.g. any auto)",
     )
     parser.add_argument(
+        "--cpu-dma-latency",
+        type=int,
+        nargs="+",
+        default=None,
+        help="the launch's cpu_dma_latency (the loop's CPU wake-up latency request [us], the "
+        "launch's default 0; -1: none); several: each row once per value, in turn (e.g. -1 0)",
+    )
+    parser.add_argument(
         "--log", type=Path, default=None, help="append the nodes' output to this file"
     )
     parser.add_argument(
@@ -605,6 +619,9 @@ def main(argv: list[str] | None = None) -> int:
     for priority in args.realtime_priority:
         if not 0 <= priority <= 99:
             parser.error(f"--realtime-priority: expected 0..99, got {priority}")
+    for latency in args.cpu_dma_latency or []:
+        if latency < -1:
+            parser.error(f"--cpu-dma-latency: expected an integer >= -1, got {latency}")
     rows = []
     for row in args.rows:
         pacing, rate = row.split("-")
@@ -612,13 +629,18 @@ def main(argv: list[str] | None = None) -> int:
         if pacing == "lockstep" and args.lockstep_priority:
             variants = args.lockstep_priority
         layouts = args.cpu_affinity or [None]
-        for priority, lockstep, layout in itertools.product(
-            args.realtime_priority, variants, layouts
+        latencies = args.cpu_dma_latency or [None]
+        for priority, lockstep, layout, latency in itertools.product(
+            args.realtime_priority, variants, layouts, latencies
         ):
             name = row_name(row, priority, lockstep)
+            if layout is not None:
+                name += f"-cpu-{layout}"
+            if latency is not None:
+                name += f"-lat{latency}"
             rows.append(
                 (
-                    name if layout is None else f"{name}-cpu-{layout}",
+                    name,
                     measure(
                         args.launch_file,
                         pacing,
@@ -629,6 +651,7 @@ def main(argv: list[str] | None = None) -> int:
                         realtime_priority=priority,
                         lockstep_priority=lockstep,
                         cpu_layout=layout,
+                        cpu_dma_latency=latency,
                     ),
                 )
             )

@@ -268,13 +268,14 @@ class ControllerNode(WbmNode):
     # ------------------------------------------------------------------ life cycle
 
     def start(self) -> None:
-        """Start taking the robot inputs (the input thread); then the CPU affinity and priority.
+        """Start taking the robot inputs (the input thread); then CPU affinity, latency, priority.
 
         ``realtime_threads`` ``"loop"``: the input thread (it takes the samples, steps and
         publishes the command) and the middleware's receive threads only.
         """
         self.input_thread.start()
         self.apply_cpu_affinity(self.settings.cpu_affinity)
+        self.request_cpu_latency(self.settings.cpu_dma_latency)
         self.apply_realtime_priority(
             self.settings.realtime_priority,
             self.settings.realtime_threads,
@@ -282,7 +283,8 @@ class ControllerNode(WbmNode):
         )
 
     def stop(self) -> None:
-        """Stop the input thread."""
+        """Stop the input thread; end the CPU latency request."""
+        self.release_cpu_latency()
         self.input_thread.stop()
 
     # ------------------------------------------------------------------ robot inputs

@@ -32,6 +32,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from wbm_description.cpu_affinity import AffinityOutcome, set_cpu_affinity
+from wbm_description.cpu_latency import LatencyRequest, request_cpu_latency
 from wbm_description.exceptions import WbmError
 from wbm_description.realtime_priority import RealtimeOutcome, set_realtime_priority
 from wbm_description.ros.discovery import use_default_profile
@@ -229,6 +230,26 @@ class WbmNode(Node):
         elif outcome.applied:
             self.get_logger().info(outcome.describe())
         return outcome
+
+    def request_cpu_latency(self, microseconds: int) -> LatencyRequest:
+        """Hold a CPU wake-up latency request of ``microseconds`` (-1: none) until :meth:`stop`.
+
+        :mod:`wbm_description.cpu_latency`; where it is not permitted the node logs why.
+        """
+        self.release_cpu_latency()
+        request = request_cpu_latency(microseconds)
+        if request.error:
+            self.get_logger().warning(request.describe())
+        elif request.applied:
+            self.get_logger().info(request.describe())
+        self._cpu_latency = request
+        return request
+
+    def release_cpu_latency(self) -> None:
+        """End the CPU latency request (if any)."""
+        request = getattr(self, "_cpu_latency", None)
+        if request is not None:
+            request.release()
 
     def start(self) -> None:
         """Called once the node is added to its executor, before spinning."""

@@ -220,7 +220,7 @@ class RobotInterfaceNode(WbmNode):
     # ------------------------------------------------------------------ life cycle
 
     def start(self) -> None:
-        """Start the pacing loop and the input thread, then apply the CPU affinity and priority.
+        """Start the pacing loop and the input thread, then the CPU affinity, latency, priority.
 
         The priority goes to every thread of the process, those two included
         (``realtime_threads`` ``"all"``), or to those two and the middleware's receive threads
@@ -232,6 +232,7 @@ class RobotInterfaceNode(WbmNode):
         self.loop.start()
         self.input_thread.start()
         self.apply_cpu_affinity(self.settings.cpu_affinity)
+        self.request_cpu_latency(self.settings.cpu_dma_latency)
         priority = self.settings.realtime_priority
         if priority and self.settings.pacing == "as_fast_as_possible":
             # A loop that never waits, in SCHED_FIFO, would keep a core from every other
@@ -248,6 +249,7 @@ class RobotInterfaceNode(WbmNode):
 
     def stop(self) -> None:
         """Stop the input thread and the pacing loop, and release the backend."""
+        self.release_cpu_latency()
         self.input_thread.stop()
         self.loop.stop()
         self.backend.close()
