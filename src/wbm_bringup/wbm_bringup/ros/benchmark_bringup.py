@@ -14,8 +14,8 @@ threads; true: for every thread of both, the watchers below; rows named ``<row>-
 ``<row>-fifo<priority>-loop``, ``<row>-fifo<priority>-all``). ``--cpu-affinity any auto`` runs
 each row once per value of the launch's ``loop_cpus`` (the CPU layout of the loop's nodes: split,
 the robot interface on the second-to-last CPU and the controller on the last; shared, both on the
-last; any, no affinity; auto, the launch's default: shared in lockstep with normal scheduling,
-split otherwise; rows named ``<row>...-cpu-<layout>``). ``--cpu-dma-latency -1 0`` runs each row
+last; any, no affinity; auto, the launch's default: split where the loop has realtime_priority,
+any otherwise; rows named ``<row>...-cpu-<layout>``). ``--cpu-dma-latency -1 0`` runs each row
 once per value of the launch's ``cpu_dma_latency`` (the loop's CPU wake-up latency request
 [us], -1: none; rows named ``<row>...-lat<value>``).
 
@@ -142,7 +142,7 @@ LOCKSTEP_PRIORITIES = ("false", "loop", "true")
 
 CPU_LAYOUTS = ("auto", "split", "shared", "any")
 """``--cpu-affinity``: the values of the launch's ``loop_cpus`` (the CPU layout of the loop's
-nodes; auto, its default: shared in lockstep with normal scheduling, split otherwise)."""
+nodes; auto, its default: split where the loop has realtime_priority, any otherwise)."""
 
 
 def row_name(row: str, priority: int, lockstep: str | None) -> str:
@@ -555,8 +555,9 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="the launch's loop_cpus, the CPU layout of the loop's nodes (split: the robot "
         "interface on the second-to-last CPU, the controller on the last; shared: both on the "
-        "last; any: no affinity; auto, the launch's default: shared in lockstep with normal "
-        "scheduling, split otherwise); several: each row once per value, in turn (e.g. any auto)",
+        "last; any: no affinity; auto, the launch's default: split where the loop has "
+        "realtime_priority, any otherwise); several: each row once per value, in turn "
+        "(e.g. any auto)",
     )
     parser.add_argument(
         "--cpu-dma-latency",
