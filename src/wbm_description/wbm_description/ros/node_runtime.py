@@ -190,6 +190,7 @@ class WbmNode(Node):
         super().__init__(name, **node_options(), **kwargs)
         self.throttled = ThrottledLog(self.get_logger(), log_period)
         self._clock_handle = self.get_clock().handle  # the node's clock is never replaced
+        self._cpu_latency: LatencyRequest | None = None  # request_cpu_latency's, held until stop
 
     def now_nanoseconds(self) -> int:
         """The node clock's time [ns] (sim time under use_sim_time), as ``get_clock().now()``.
@@ -247,9 +248,9 @@ class WbmNode(Node):
 
     def release_cpu_latency(self) -> None:
         """End the CPU latency request (if any)."""
-        request = getattr(self, "_cpu_latency", None)
-        if request is not None:
-            request.release()
+        if self._cpu_latency is not None:
+            self._cpu_latency.release()
+            self._cpu_latency = None
 
     def start(self) -> None:
         """Called once the node is added to its executor, before spinning."""
