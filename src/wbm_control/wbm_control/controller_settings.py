@@ -20,6 +20,7 @@ from typing import Any
 
 from wbm_control.walking.settings import WalkingSettings
 from wbm_description.cpu_affinity import cpu_affinity_setting
+from wbm_description.cpu_latency import cpu_latency_setting
 from wbm_description.exceptions import ConfigError
 from wbm_description.realtime_priority import THREAD_SCOPES
 from wbm_description.settings import Settings, setting
@@ -363,13 +364,7 @@ class ControllerSettings(Settings):
         choices=THREAD_SCOPES,
     )
     cpu_affinity: tuple[int, ...] = cpu_affinity_setting()
-    cpu_dma_latency: int = setting(
-        -1,
-        ge=-1,
-        unit="us",
-        doc="CPU wake-up latency requested on /dev/cpu_dma_latency while the node runs, where "
-        "permitted (root): 0 keeps idle CPUs polling instead of halting; -1: no request",
-    )
+    cpu_dma_latency: int = cpu_latency_setting()
     use_ground_truth: bool = setting(
         False, doc="subscribe ground_truth/odom instead of estimating (tests only)"
     )

@@ -23,6 +23,8 @@ import os
 import struct
 from dataclasses import dataclass, field
 
+from wbm_description.settings import setting
+
 DEVICE = "/dev/cpu_dma_latency"
 """The kernel's PM QoS CPU latency request device."""
 
@@ -85,4 +87,15 @@ def request_cpu_latency(microseconds: int, device: str = DEVICE) -> LatencyReque
     return LatencyRequest(microseconds, _fd=fd)
 
 
-__all__ = ["DEVICE", "NONE", "LatencyRequest", "request_cpu_latency"]
+def cpu_latency_setting() -> int:
+    """The ``cpu_dma_latency`` field of a loop node's settings (default: :data:`NONE`)."""
+    return setting(
+        NONE,
+        ge=NONE,
+        unit="us",
+        doc="CPU wake-up latency requested on /dev/cpu_dma_latency while the node runs, where "
+        "permitted (root): 0 keeps idle CPUs polling instead of halting; -1: no request",
+    )
+
+
+__all__ = ["DEVICE", "NONE", "LatencyRequest", "cpu_latency_setting", "request_cpu_latency"]

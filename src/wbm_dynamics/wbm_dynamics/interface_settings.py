@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from wbm_description.cpu_affinity import cpu_affinity_setting
+from wbm_description.cpu_latency import cpu_latency_setting
 from wbm_description.realtime_priority import THREAD_SCOPES
 from wbm_description.settings import Settings, setting
 from wbm_dynamics.noise import NoiseSettings
@@ -131,13 +132,7 @@ class RobotInterfaceSettings(Settings):
         "thread, and the middleware's receive threads)",
     )
     cpu_affinity: tuple[int, ...] = cpu_affinity_setting()
-    cpu_dma_latency: int = setting(
-        -1,
-        ge=-1,
-        unit="us",
-        doc="CPU wake-up latency requested on /dev/cpu_dma_latency while the node runs, where "
-        "permitted (root): 0 keeps idle CPUs polling instead of halting; -1: no request",
-    )
+    cpu_dma_latency: int = cpu_latency_setting()
     world_frame: str = setting("world", nonempty=True, doc="frame of ground_truth/odom")
     hold_posture_at_start: bool = setting(
         True, doc="servos hold the initial posture until a controller commands"

@@ -7,7 +7,7 @@ kernels), so a node that started more than 0.5 s after another waited for that o
 periodic announcement, and a lockstep loop closed 2.3-3.0 s after the controller was ready in 9
 of 12 launches measured (the robot side republishing its first sample meanwhile).
 ``fastdds_profile.xml`` beside this module keeps Fast DDS's defaults but for 50 announcements
-at start (5 s): the loop then closed within 0.01-0.04 s of the controller being ready.
+at start (5 s): the loop then closed within 0.01-0.09 s of the controller being ready.
 
 :func:`use_default_profile` points Fast DDS at that file (``FASTDDS_DEFAULT_PROFILES_FILE``)
 unless the environment already names a profile file of its own (that variable, or Fast DDS 2's

@@ -39,6 +39,7 @@ from wbm_description.ros.discovery import use_default_profile
 from wbm_description.settings import ParameterSpec, Settings, nest, parameter_specs
 
 S = TypeVar("S", bound=Settings)
+Outcome = TypeVar("Outcome", RealtimeOutcome, AffinityOutcome, LatencyRequest)
 
 #: Exit code of a node that refused to start (its message says why).
 EXIT_STARTUP_ERROR = 2
@@ -202,6 +203,14 @@ class WbmNode(Node):
         with clock:
             return clock.get_now().nanoseconds
 
+    def _logged(self, outcome: Outcome) -> Outcome:
+        """Log a scheduling outcome (a warning when refused, info when applied) and return it."""
+        if outcome.error:
+            self.get_logger().warning(outcome.describe())
+        elif outcome.applied:
+            self.get_logger().info(outcome.describe())
+        return outcome
+
     def apply_realtime_priority(
         self, priority: int, scope: str = "all", loop_threads: Iterable[int] = ()
     ) -> RealtimeOutcome:
@@ -212,12 +221,7 @@ class WbmNode(Node):
         its threads run (:mod:`wbm_description.realtime_priority`); where it is not permitted
         the node logs why and keeps normal scheduling.
         """
-        outcome = set_realtime_priority(priority, scope, loop_threads)
-        if outcome.error:
-            self.get_logger().warning(outcome.describe())
-        elif outcome.applied:
-            self.get_logger().info(outcome.describe())
-        return outcome
+        return self._logged(set_realtime_priority(priority, scope, loop_threads))
 
     def apply_cpu_affinity(self, cpus: Sequence[int]) -> AffinityOutcome:
         """Run every thread of the process on ``cpus`` (negative: from the end; (): any), logged.
@@ -225,12 +229,7 @@ class WbmNode(Node):
         Called by a loop node once its threads run (:mod:`wbm_description.cpu_affinity`); where
         a CPU is not there the node logs why and keeps running on any CPU.
         """
-        outcome = set_cpu_affinity(cpus)
-        if outcome.error:
-            self.get_logger().warning(outcome.describe())
-        elif outcome.applied:
-            self.get_logger().info(outcome.describe())
-        return outcome
+        return self._logged(set_cpu_affinity(cpus))
 
     def request_cpu_latency(self, microseconds: int) -> LatencyRequest:
         """Hold a CPU wake-up latency request of ``microseconds`` (-1: none) until :meth:`stop`.
@@ -238,13 +237,8 @@ class WbmNode(Node):
         :mod:`wbm_description.cpu_latency`; where it is not permitted the node logs why.
         """
         self.release_cpu_latency()
-        request = request_cpu_latency(microseconds)
-        if request.error:
-            self.get_logger().warning(request.describe())
-        elif request.applied:
-            self.get_logger().info(request.describe())
-        self._cpu_latency = request
-        return request
+        self._cpu_latency = self._logged(request_cpu_latency(microseconds))
+        return self._cpu_latency
 
     def release_cpu_latency(self) -> None:
         """End the CPU latency request (if any)."""
