@@ -254,3 +254,40 @@ def test_joint_state_writer_makes_rclpys_bytes_for_every_combination_of_arrays()
             assert deserialize_message(writer.write(stamp_ns, *arrays), JointState) == message
         with pytest.raises(ValueError, match="one per name"):
             writer.write(0, np.zeros(n + 1), None, None)
+
+
+def test_tf_writer_makes_rclpys_message_for_frames_of_every_padding():
+    # TFMessage written into its laid-out buffer against rclpy's deserialization: the same
+    # message, for frame names of every length mod 8 (every padding before the values), twice
+    # (the buffer reused), and for one edge and none.
+    from geometry_msgs.msg import TransformStamped
+    from tf2_msgs.msg import TFMessage
+
+    from wbm_description.ros.cdr_writer import TfMessageWriter
+
+    rng = np.random.default_rng(11)
+    for edges in (
+        [],
+        [("world", "base")],
+        [("p" * (k % 9 + 1), "c" * (k % 7 + 1)) for k in range(30)],
+    ):
+        writer = TfMessageWriter(edges)
+        for _ in range(2):
+            translations = rng.normal(size=(len(edges), 3))
+            rotations = rng.normal(size=(len(edges), 4))
+            stamp_ns = int(rng.integers(0, 2**31 * 10**9))
+            expected = TFMessage()
+            for (parent, child), t, r in zip(edges, translations, rotations, strict=True):
+                transform = TransformStamped()
+                transform.header.stamp.sec, transform.header.stamp.nanosec = divmod(
+                    stamp_ns, 10**9
+                )
+                transform.header.frame_id = parent
+                transform.child_frame_id = child
+                v = transform.transform.translation
+                v.x, v.y, v.z = t.tolist()
+                q = transform.transform.rotation
+                q.x, q.y, q.z, q.w = r.tolist()
+                expected.transforms.append(transform)
+            data = writer.write(stamp_ns, translations, rotations)
+            assert deserialize_message(data, TFMessage) == expected

@@ -33,11 +33,14 @@ when that was within one control period of its readings being ready. Printed per
 - what the extra subscriber received per wall second (joint_states, tf);
 - CPU time per cycle of each node's process (user + system, from ``/proc``): the figure
   least sensitive to the machine's other load;
-- the breakdown of a cycle (medians and p99): simulator step, publish (the robot contract's
-  messages of one sample), inputs to controller (readings ready to the controller's step start:
-  publish, transit and dispatch of joint_states, imu and ft/*), controller compute (estimator,
-  tasks, solve), controller publish (command and odometry), command back (controller published
-  to the command's arrival at the robot interface).
+- the breakdown of a cycle (median, mean and p99): simulator step, publish (the robot
+  contract's messages of one sample), inputs to controller (readings ready to the controller's
+  step start: publish, transit and dispatch of joint_states, imu and ft/*), controller compute
+  (estimator, tasks, solve), controller publish (command and odometry), command back
+  (controller published to the command's arrival at the robot interface), command to next step
+  (its arrival to the start of the next sample's step: in lockstep reading and applying it, in
+  realtime the wait for the period). In lockstep the means of all but publish (which inputs to
+  controller includes) add up to the cycle's wall time, so they show where it goes.
 
 A machine reference (median of one ``pin.aba`` on iCub) is printed beside the table, so figures
 from different machines can be compared. The launched nodes end with the benchmark on every exit
@@ -85,6 +88,7 @@ STAGES = (
     ("controller compute", "compute"),
     ("controller publish", "controller_publish"),
     ("command back", "back"),
+    ("command to next step", "next_step"),
     ("total (readings to command)", "total"),
 )
 
@@ -289,6 +293,10 @@ def summarize(
         if np.isfinite(back_at):
             stages["back"].append(back_at - row[4])
             stages["total"].append(back_at - sample[3])
+    # The command's arrival to the step it lets start (lockstep: reading and applying it; in
+    # realtime the wait for the next period).
+    after = samples[1:, 2] - arrived[:-1]
+    stages["next_step"] = after[np.isfinite(after)].tolist()
     simulated = (stamps[-1] - stamps[0]) * 1e-9
     result = {
         "cycles_wall": len(samples) / wall,
@@ -306,6 +314,7 @@ def summarize(
     for _, key in STAGES:
         values = np.array(stages[key])
         result[f"{key}_median"] = float(np.median(values)) if len(values) else np.nan
+        result[f"{key}_mean"] = float(np.mean(values)) if len(values) else np.nan
         result[f"{key}_p99"] = float(np.percentile(values, 99)) if len(values) else np.nan
     return result
 
@@ -495,13 +504,15 @@ def print_table(rows: list[tuple[str, dict[str, float]]]) -> None:
             f"{r['probe_joint_states']:>12.1f}{r['probe_tf']:>12.1f}"
         )
     print()
-    print("breakdown of a cycle, median / p99 [ms]")
-    header = f"{'stage':<30}" + "".join(f"{name:>21}" for name, _ in rows)
+    print("breakdown of a cycle, median / mean / p99 [ms]")
+    header = f"{'stage':<30}" + "".join(f"{name:>29}" for name, _ in rows)
     print(header)
     print("-" * len(header))
     for label, key in STAGES:
         cells = "".join(
-            f"{1e3 * r[f'{key}_median']:>12.3f} /{1e3 * r[f'{key}_p99']:>7.3f}" for _, r in rows
+            f"{1e3 * r[f'{key}_median']:>12.3f} /{1e3 * r[f'{key}_mean']:>7.3f} /"
+            f"{1e3 * r[f'{key}_p99']:>7.3f}"
+            for _, r in rows
         )
         print(f"{label:<30}{cells}")
     nodes = sorted({key[4:] for _, r in rows for key in r if key.startswith("cpu_")})
@@ -509,7 +520,7 @@ def print_table(rows: list[tuple[str, dict[str, float]]]) -> None:
         print()
         print("CPU time per cycle [ms] (user + system of each node's process)")
         for node in nodes:
-            cells = "".join(f"{1e3 * r.get(f'cpu_{node}', np.nan):>21.3f}" for _, r in rows)
+            cells = "".join(f"{1e3 * r.get(f'cpu_{node}', np.nan):>29.3f}" for _, r in rows)
             print(f"{node:<30}{cells}")
 
 

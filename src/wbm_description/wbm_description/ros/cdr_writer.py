@@ -151,4 +151,55 @@ class JointStateWriter:
         return prefixes[0], prefixes[1], prefixes[2]
 
 
-__all__ = ["FixedMessageWriter", "JointStateWriter", "split_stamp"]
+class TfMessageWriter:
+    """tf2_msgs/TFMessage of fixed edges (parent, child); one stamp and the values per publication.
+
+    Each TransformStamped is its header (stamp, frame_id: the parent), child_frame_id, then
+    translation (3 float64) and rotation (4 float64, x y z w). The strings are laid out once; a
+    publication writes the stamp into every header and the 7 values of every edge through two
+    numpy index assignments into the buffer (rclpy's way filled 30 TransformStamped objects
+    field by field and serialized them: about 0.3 ms a message for iCub on the 2-core machine).
+
+    Args:
+        edges: (parent frame, child frame) of each transform, in message order.
+    """
+
+    def __init__(self, edges: Sequence[tuple[str, str]]):
+        buffer = bytearray(_ENCAPSULATION)
+        buffer += _U32.pack(len(edges))
+        stamps = []
+        values = []
+        for parent, child in edges:
+            _pad(buffer, 4)
+            stamps.append((len(buffer) - _ORIGIN) // 4)
+            buffer += bytes(_STAMP.size)
+            _string(buffer, parent)
+            _string(buffer, child)
+            _pad(buffer, 8)
+            values.append((len(buffer) - _ORIGIN) // 8)
+            buffer += bytes(7 * 8)
+        self.size = len(edges)
+        self._buffer = buffer
+        body = memoryview(buffer)[_ORIGIN:]
+        self._seconds = np.frombuffer(body, dtype="<i4")
+        self._nanoseconds = np.frombuffer(body, dtype="<u4")
+        self._floats = np.frombuffer(body[: 8 * (len(body) // 8)], dtype="<f8")
+        self._stamp_index = np.array(stamps, dtype=np.intp)
+        self._value_index = (np.array(values, dtype=np.intp)[:, np.newaxis] + np.arange(7)).ravel()
+
+    def write(self, stamp_ns: int, translations: np.ndarray, rotations: np.ndarray) -> bytes:
+        """The serialized message at ``stamp_ns`` [ns].
+
+        Args:
+            stamp_ns: Stamp of every transform [ns].
+            translations: (size, 3) translations [m], parent to child in the parent frame.
+            rotations: (size, 4) rotations as (x, y, z, w) quaternions.
+        """
+        seconds, nanoseconds = split_stamp(stamp_ns)
+        self._seconds[self._stamp_index] = seconds
+        self._nanoseconds[self._stamp_index + 1] = nanoseconds
+        self._floats[self._value_index] = np.hstack((translations, rotations)).ravel()
+        return bytes(self._buffer)
+
+
+__all__ = ["FixedMessageWriter", "JointStateWriter", "TfMessageWriter", "split_stamp"]

@@ -13,7 +13,9 @@ Publishes:
   transforms of the newest joint_states and (floating base, once a base pose arrived)
   world -> base, stamped with that joint_states stamp. The samples in between cost no kinematics
   (:class:`~wbm_description.decimation.Decimator`), so a 1 kHz robot loop does not pay for TF.
-- ``markers`` (visualization_msgs/MarkerArray) at ``marker_rate``: CoM and its ground projection,
+- ``markers`` (visualization_msgs/MarkerArray) at ``marker_rate`` (per second of the node's clock,
+  robot time under use_sim_time; published by the input thread after a wake-up once a tick is
+  due, :class:`~wbm_description.decimation.Ticker`): CoM and its ground projection,
   CoP/ZMP from the F/T sensors, support polygon, contact forces
   (:mod:`wbm_description.markers`), stamped with the latest joint_states stamp.
 
@@ -43,16 +45,16 @@ from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
-from wbm_description.decimation import Decimator
+from wbm_description.decimation import Decimator, Ticker
 from wbm_description.exceptions import ConfigError, WbmError
 from wbm_description.ft_ground_reaction import FootForceSensors
 from wbm_description.markers import marker_scene
 from wbm_description.package_paths import resolve_package_uris_in_text
 from wbm_description.registry import load_robot
+from wbm_description.ros.cdr_writer import TfMessageWriter
 from wbm_description.ros.input_thread import InputThread, quiet_publisher_events
 from wbm_description.ros.marker_messages import (
-    MovingTransformMessages,
-    marker_array_message,
+    MarkerArrayMessages,
     transform_stamped_messages,
 )
 from wbm_description.ros.node_runtime import (
@@ -122,21 +124,28 @@ class StatePublisherNode(WbmNode):
         self._tf_publisher = self.create_publisher(
             TFMessage, "tf", TF_QOS, event_callbacks=quiet_publisher_events()
         )
-        self._tf = MovingTransformMessages(
-            self.tree.moving_transforms(self.model.neutral_configuration()),
-            base_last=self.model.floating_base,
+        # Written serialized (the moving edges' layout once; the base edge last, left out
+        # while no base pose is known).
+        edges = [
+            (transform.parent, transform.child)
+            for transform in self.tree.moving_transforms(self.model.neutral_configuration())
+        ]
+        self._tf_with_base = TfMessageWriter(edges)
+        self._tf_joints_only = (
+            TfMessageWriter(edges[:-1]) if self.model.floating_base else self._tf_with_base
         )
+        self._markers = MarkerArrayMessages(self.settings.world_frame)
         self._q = self.model.neutral_configuration()
         self._tf_decimator = Decimator(self.settings.publish_frequency)
         self.published_tf = 0
 
         self._marker_publisher = self.create_publisher(MarkerArray, "markers", 10)
         if self.settings.marker_rate > 0.0:
-            self.create_timer(
-                1.0 / self.settings.marker_rate,
-                self._publish_markers,
-                callback_group=self.input_thread.core_group,
-            )
+            # On the input thread after its wake-ups, on the ticks of a node-clock timer: an
+            # executor timer cost a wake-up of every entity of the node per marker array
+            # (rclpy rebuilds its wait set in Python), about 1 ms of CPU per array here.
+            self._marker_ticker = Ticker(self.settings.marker_rate)
+            self.input_thread.after_wake = self._markers_when_due
         self.get_logger().info(
             f"robot '{self.model.config.name}': {len(self.tree.static_edges)} static and "
             f"{len(self.tree.moving_edges)} moving transforms, base pose from "
@@ -164,10 +173,18 @@ class StatePublisherNode(WbmNode):
         if base is not None:
             q[:7] = base
         translations, rotations = self.tree.moving_transform_arrays(q)
-        self._tf_publisher.publish(
-            self._tf.fill(translations, rotations, self.inputs.stamp, with_base=base is not None)
-        )
+        stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec
+        if base is None and self.model.floating_base:
+            message = self._tf_joints_only.write(stamp_ns, translations[:-1], rotations[:-1])
+        else:
+            message = self._tf_with_base.write(stamp_ns, translations, rotations)
+        self._tf_publisher.publish(message)
         self.published_tf += 1
+
+    def _markers_when_due(self) -> None:
+        """After an input wake-up: the markers when a tick of ``marker_rate`` is due."""
+        if self._marker_ticker.due(self.get_clock().now().nanoseconds):
+            self._publish_markers()
 
     def _publish_markers(self) -> None:
         q = self.inputs.configuration()
@@ -178,11 +195,7 @@ class StatePublisherNode(WbmNode):
         except WbmError as error:  # a state that passed the input checks but not the model's
             self.inputs.reporter.drop("markers", error)
             return
-        self._marker_publisher.publish(
-            marker_array_message(
-                scene, frame_id=self.settings.world_frame, stamp=self.inputs.stamp
-            )
-        )
+        self._marker_publisher.publish(self._markers.fill(scene, self.inputs.stamp))
 
 
 def check_parameters(parameters: Mapping[str, Any]) -> None:
