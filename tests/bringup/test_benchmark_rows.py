@@ -27,3 +27,38 @@ from wbm_bringup.ros.benchmark_bringup import row_name
 )
 def test_row_names(row, priority, lockstep, name):
     assert row_name(row, priority, lockstep) == name
+
+
+def test_stage_means_add_up_to_the_lockstep_cycle():
+    # A synthetic lockstep loop of 1 ms wall cycles, 2 ms of robot time each: every stage of
+    # every cycle has the duration chosen here, so each stage's median and mean are it (to
+    # round-off) and the means of all stages but publish (inside inputs) make the cycle.
+
+    from wbm_bringup.ros.benchmark_bringup import ProbeRecord, summarize
+
+    record = ProbeRecord()
+    n = 200
+    for k in range(n):
+        t0 = 100.0 + 1e-3 * k
+        stamp = 2_000_000 * (k + 1)
+        record.robot_rows.append([stamp, 0.0, t0, t0 + 0.2e-3, t0 + 0.3e-3])
+        record.robot_rows.append([stamp, 1.0, t0 + 0.85e-3, t0 + 1.3e-3, 0.0])
+        record.controller_rows.append([stamp, t0 + 0.4e-3, t0 + 0.5e-3, t0 + 0.7e-3, t0 + 0.75e-3])
+    result = summarize(record, 500.0, wall=n * 1e-3)
+    expected = {
+        "step": 0.2e-3,
+        "publish": 0.1e-3,
+        "inputs": 0.3e-3,
+        "compute": 0.2e-3,
+        "controller_publish": 0.05e-3,
+        "back": 0.1e-3,
+        "next_step": 0.15e-3,
+        "total": 0.65e-3,
+    }
+    for key, value in expected.items():
+        # 1e-9 s: differences of instants near 100 s in float64 (2e-14 s), far below that.
+        assert result[f"{key}_median"] == pytest.approx(value, abs=1e-9), key
+        assert result[f"{key}_mean"] == pytest.approx(value, abs=1e-9), key
+    cycle = sum(result[f"{k}_mean"] for k in expected if k not in ("publish", "total"))
+    assert cycle == pytest.approx(1.0 / result["cycles_wall"], abs=1e-9)
+    assert result["rtf"] == pytest.approx(2.0, rel=1e-9)

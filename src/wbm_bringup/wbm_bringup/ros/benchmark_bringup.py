@@ -3,7 +3,11 @@
 Each row starts ``launch/sim.launch.yaml`` (robot interface, controller, state publisher) through
 ``wbm launch``'s runner with a pacing and a control rate (realtime 500 Hz and 1 kHz, lockstep
 500 Hz and 1 kHz), with one extra subscriber on the graph: a probe node of this process that
-subscribes ``joint_states`` and ``tf`` reliably, as RViz or a recorder would. After ``--warmup``
+subscribes ``joint_states`` and ``tf`` reliably, as RViz or a recorder would (``--probe``:
+``script``, the default, deserializes every message into Python objects as an rclpy script's
+callback gets them, which on the 2-core machine costs more CPU per lockstep cycle than the
+state publisher; ``recorder`` takes them serialized, as rosbag2's recorder does; several: each
+row once per kind, rows named ``<row>...-probe-<kind>``). After ``--warmup``
 it measures for ``--seconds`` of wall time (60 s by default). ``--realtime-priority 0 50`` runs
 each row once per value of the launch's ``realtime_priority`` (SCHED_FIFO of the robot
 interface's and the controller's threads in realtime pacing, the launch's default 50; rows named
@@ -32,7 +36,8 @@ when that was within one control period of its readings being ready. Printed per
 - RTF: robot seconds per wall second;
 - what the extra subscriber received per wall second (joint_states, tf);
 - CPU time per cycle of each node's process (user + system, from ``/proc``): the figure
-  least sensitive to the machine's other load;
+  least sensitive to the machine's other load; and of the benchmark's own process (the probe,
+  a Python subscriber deserializing every joint_states and tf, and the launch's output readers);
 - the breakdown of a cycle (median, mean and p99): simulator step, publish (the robot
   contract's messages of one sample), inputs to controller (readings ready to the controller's
   step start: publish, transit and dispatch of joint_states, imu and ft/*), controller compute
@@ -113,7 +118,16 @@ class ProbeRecord:
         self.controller_rows.clear()
 
 
-def _probe(context: rclpy.Context, record: ProbeRecord):
+PROBES = ("script", "recorder")
+"""``--probe``: the extra subscriber's kind, both served by rclpy's SingleThreadedExecutor.
+script (the default, as in every earlier measurement): deserialized into Python message objects,
+as an rclpy script's callback gets them (every joint_states, and every tf with its 30
+transforms); recorder: taken serialized, as rosbag2's recorder takes them (it never
+deserializes)."""
+
+
+def _probe(context: rclpy.Context, record: ProbeRecord, kind: str = "script"):
+    raw = kind == "recorder"
     node = rclpy.create_node("bringup_benchmark_probe", context=context)
     reliable = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 
@@ -129,8 +143,10 @@ def _probe(context: rclpy.Context, record: ProbeRecord):
 
         return on_rows
 
-    node.create_subscription(JointState, "joint_states", arrival(record.joint_states), reliable)
-    node.create_subscription(TFMessage, "tf", arrival(record.tf), reliable)
+    node.create_subscription(
+        JointState, "joint_states", arrival(record.joint_states), reliable, raw=raw
+    )
+    node.create_subscription(TFMessage, "tf", arrival(record.tf), reliable, raw=raw)
     node.create_subscription(
         Float64MultiArray, "/robot_interface/cycle_timing", rows(record.robot_rows), reliable
     )
@@ -174,6 +190,7 @@ def measure(
     lockstep_priority: str | None = None,
     cpu_layout: str | None = None,
     cpu_dma_latency: int | None = None,
+    probe: str = "script",
 ) -> dict[str, float]:
     """Run the bringup with ``pacing`` at ``rate`` [Hz] and measure it (module docstring).
 
@@ -182,6 +199,7 @@ def measure(
     ``lockstep_priority``: the launch argument (None: the launch's default).
     ``cpu_layout``: the launch's ``loop_cpus`` (None: its default, auto).
     ``cpu_dma_latency``: the launch's ``cpu_dma_latency`` (None: its default, 0).
+    ``probe``: the extra subscriber's kind (:data:`PROBES`).
     """
     arguments = {
         "pacing": pacing,
@@ -201,7 +219,7 @@ def measure(
     context = rclpy.Context()
     rclpy.init(context=context)
     record = ProbeRecord()
-    node = _probe(context, record)
+    node = _probe(context, record, probe)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
 
@@ -225,6 +243,7 @@ def measure(
             time.sleep(warmup)
             labels = [spec.label for spec in plan.processes]
             cpu_before = [process_cpu_seconds(child.pid) for child in runner.children]
+            own_before = process_cpu_seconds(os.getpid())
             record.clear()
             record.recording = True
             start = time.monotonic()
@@ -235,6 +254,8 @@ def measure(
                 label: process_cpu_seconds(child.pid) - before
                 for label, child, before in zip(labels, runner.children, cpu_before, strict=True)
             }
+            # This process: the probe (the extra subscriber) and the launch's output readers.
+            cpu_used["benchmark (probe)"] = process_cpu_seconds(os.getpid()) - own_before
             time.sleep(0.5)  # the last batches of timing rows
         finally:
             executor.shutdown(timeout_sec=5.0)
@@ -579,6 +600,16 @@ def main(argv: list[str] | None = None) -> int:
         "launch's default 0; -1: none); several: each row once per value, in turn (e.g. -1 0)",
     )
     parser.add_argument(
+        "--probe",
+        nargs="+",
+        choices=PROBES,
+        default=None,
+        help="the extra subscriber to joint_states and tf: script (the default), deserialized "
+        "into Python messages as an rclpy script gets them; recorder, taking them serialized "
+        "as rosbag2 records them; several: each row once per kind, in turn (rows "
+        "-probe-<kind>)",
+    )
+    parser.add_argument(
         "--log", type=Path, default=None, help="append the nodes' output to this file"
     )
     parser.add_argument(
@@ -642,14 +673,17 @@ def main(argv: list[str] | None = None) -> int:
             variants = args.lockstep_priority
         layouts = args.cpu_affinity or [None]
         latencies = args.cpu_dma_latency or [None]
-        for priority, lockstep, layout, latency in itertools.product(
-            args.realtime_priority, variants, layouts, latencies
+        probes = args.probe or [None]
+        for priority, lockstep, layout, latency, probe in itertools.product(
+            args.realtime_priority, variants, layouts, latencies, probes
         ):
             name = row_name(row, priority, lockstep)
             if layout is not None:
                 name += f"-cpu-{layout}"
             if latency is not None:
                 name += f"-lat{latency}"
+            if probe is not None and len(probes) > 1:
+                name += f"-probe-{probe}"
             rows.append(
                 (
                     name,
@@ -664,6 +698,7 @@ def main(argv: list[str] | None = None) -> int:
                         lockstep_priority=lockstep,
                         cpu_layout=layout,
                         cpu_dma_latency=latency,
+                        probe=probe or "script",
                     ),
                 )
             )
@@ -671,7 +706,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(
         f"machine reference: one pin.aba on iCub {1e6 * machine_reference():.1f} us (median); "
-        "probe: an extra reliable subscriber to joint_states and tf, as RViz or a recorder"
+        "probe: an extra reliable subscriber to joint_states and tf (recorder: taken "
+        "serialized, as rosbag2 records; script: deserialized into Python messages)"
     )
     return 0
 
