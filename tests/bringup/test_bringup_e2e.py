@@ -132,19 +132,25 @@ def test_simulation_bringup_keeps_icub_up_in_lockstep(robot_side, lockstep_prior
 
 
 def assert_loop_closed_soon_after_the_controller_started(probe: Probe, launch: Process) -> None:
-    """Robot time advanced within 1.5 s of the controller's ready line (system clock).
+    """Robot time advanced within 1.5 s of the controller's start (system clock).
 
     The nodes find each other by wbm's Fast DDS profile (wbm_description.ros.discovery): the
     loop closed 0.01-0.09 s after the controller was ready in 7 launches measured, and
     2.3-3.0 s after it in 9 of 12 with Fast DDS's default announcements (the controller, which
     starts last, waited for the robot interface's periodic one). 1.5 s: half-way, on a loaded
-    machine.
+    machine. The controller's start is its last line of the constructor (``wbm_controller:``)
+    or, when it logs them, of ``start`` (its CPU affinity, latency request and priority, logged
+    once its input thread runs): a CI run beside a busy worker logged the latter 2.5 s after the
+    former, and the loop closed 3 ms after them.
     """
-    ready = re.search(
-        r"\[controller\] \[INFO\] \[(\d+\.\d+)\] \[controller\]: wbm_controller:", launch.output
+    started = re.findall(
+        r"\[controller\] \[INFO\] \[(\d+\.\d+)\] \[controller\]: "
+        r"(?:wbm_controller:|cpu_affinity|cpu_dma_latency|realtime_priority)",
+        launch.output,
     )
-    assert ready is not None, launch.output[-3000:]
-    assert probe.advanced_at - float(ready.group(1)) < 1.5, launch.output[-3000:]
+    assert started, launch.output[-3000:]
+    ready = max(float(stamp) for stamp in started)
+    assert probe.advanced_at - ready < 1.5, launch.output[-3000:]
 
 
 def robot_side_process(node_name: str, pacing: str, *parameters: str) -> Process:

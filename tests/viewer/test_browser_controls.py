@@ -453,9 +453,17 @@ def test_walking_markers_are_drawn_by_namespace(page):
         what=f"scene nodes {names}",
     )
     for i, step in enumerate(steps):
-        node = scene_node(page.browser, names[i])
-        assert node["type"] == "BoxMessage" and node["mounted"], node
         p = step.pose.position
+        # The node exists before its pose is applied (a render frame later): a CI run read
+        # the box at the origin once, right after it appeared. Read again for up to 5 s.
+        deadline = time.monotonic() + 5.0
+        node = scene_node(page.browser, names[i])
+        while not np.allclose(node["world"], [p.x, p.y, p.z], atol=1e-6):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+            node = scene_node(page.browser, names[i])
+        assert node["type"] == "BoxMessage" and node["mounted"], node
         np.testing.assert_allclose(node["world"], [p.x, p.y, p.z], atol=1e-6)
         np.testing.assert_allclose(node["props"]["dimensions"], [0.2, 0.08, 0.02], atol=1e-12)
         assert node["props"]["color"] == [26, 178, 51], node["props"]["color"]  # 255 * rgb
