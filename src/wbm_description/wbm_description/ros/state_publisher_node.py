@@ -92,7 +92,7 @@ class StatePublisherNode(WbmNode):
         self.sensors = FootForceSensors(self.model)
         self.marker_options = self.settings.marker_options()
         # The inputs (and /clock) on the input thread: a wait set of their own instead of an
-        # executor wake-up of every entity per message; the markers timer holds its lock.
+        # executor wake-up of every entity per message; the markers are published there too.
         rate = self.settings.input_rate
         self.input_thread = InputThread(self, min_period=1.0 / rate if rate > 0.0 else 0.0)
         self.inputs = RobotStateInputs(
