@@ -216,3 +216,33 @@ def test_a_stop_closes_beside_where_the_feet_are_held_not_where_they_were_planne
         (0.0, tolerant.settings.nominal_foot_spacing, 0.0),
         atol=1e-12,
     )
+
+
+def test_a_periodic_replan_the_solver_does_not_finish_keeps_the_previous_plan(controller):
+    """Walking at 0.2 m/s on the ideal LIP, the MPC's solver failing on every periodic re-plan
+    (same contact schedule) for 0.3 s mid-swing: each failure keeps the previous plan (the
+    references are that plan's samples), and the walk goes on; a failure on a new schedule (a
+    footstep switch) is still raised."""
+    from wbm_control.exceptions import NoSolutionFound
+
+    controller.set_velocity_command(0.2, 0.0, 0.0)
+    sim = IdealLip(controller)
+    sim.run(2.3)  # in the third swing (2.2 s to 2.8 s)
+    assert controller.state == WalkingState.SINGLE_SUPPORT
+    generator = controller.pattern_generator
+    solve = generator._solver.solve
+
+    def failing(problem):
+        raise NoSolutionFound("walking_mpc", "PROXQP_MAX_ITER_REACHED (forced)")
+
+    generator._solver.solve = failing
+    kept = generator.plan
+    log = sim.run(2.6)  # run() takes the end time
+    assert len(log) > 100 and controller.failed_replans > 10
+    assert generator.plan is kept
+    for references in log:
+        np.testing.assert_allclose(references.com, kept.sample(references.time).com, atol=1e-12)
+    assert controller.state == WalkingState.SINGLE_SUPPORT  # the swing went on (until 2.8 s)
+    with pytest.raises(NoSolutionFound):
+        sim.run(3.3)  # the touchdown at 2.8 s switches the schedule: re-raised
+    generator._solver.solve = solve

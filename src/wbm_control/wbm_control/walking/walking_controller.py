@@ -30,6 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from wbm_control.exceptions import NoSolutionFound
 from wbm_control.walking.contact_state import ContactState
 from wbm_control.walking.feet import WalkingGeometry
 from wbm_control.walking.footstep_planner import FootstepPlanner
@@ -109,6 +110,8 @@ class WalkingController:
         self._velocity_dirty = False
         self._last_replan = -math.inf
         self._last_schedule = None
+        self.failed_replans = 0
+        """Periodic re-plans the solver did not finish, the previous plan kept (see update)."""
         self._support_cache: tuple[tuple[Footstep, ...], np.ndarray] | None = None
         self._measured: dict[str, Footstep] = {}
 
@@ -274,7 +277,16 @@ class WalkingController:
             else:
                 sample = plan.sample(t)
                 start_com, start_velocity = sample.com, sample.com_velocity
-            plan = self.pattern_generator.replan(t, start_com, start_velocity, schedule)
+            periodic = plan is not None and not switched and schedule is self._last_schedule
+            try:
+                plan = self.pattern_generator.replan(t, start_com, start_velocity, schedule)
+            except NoSolutionFound:
+                if not periodic:
+                    raise
+                # A periodic re-plan on the same contact schedule that the solver did not
+                # finish: the previous plan still holds (as an MPC keeps its last solution);
+                # the next period tries again.
+                self.failed_replans += 1
             self._last_replan, self._last_schedule = t, schedule
         sample = plan.sample(t)
         phase = schedule.phase_at(t)
