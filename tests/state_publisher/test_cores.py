@@ -11,7 +11,7 @@ import pinocchio as pin
 import pytest
 import yaml
 
-from wbm_description.decimation import Decimator, Ticker
+from wbm_description.decimation import Decimator
 from wbm_description.exceptions import ConfigError, InputError
 from wbm_description.ft_ground_reaction import FootForceSensors
 from wbm_description.markers import MarkerOptions, marker_scene
@@ -177,35 +177,6 @@ def test_decimator_lets_one_sample_per_period_of_stamps_through():
     assert all(every.due(1) for _ in range(3))
     with pytest.raises(ValueError, match="rate"):
         Decimator(-1.0)
-
-
-def test_ticker_fires_once_per_period_on_its_grid_as_a_timer():
-    # Asked every 1 ms of a clock, a 30 Hz ticker fires on the grid of its first tick: 30
-    # ticks in a second (integer nanoseconds of period 33_333_333 ns), each at the first instant
-    # at or after its tick.
-    ticker = Ticker(30.0)
-    start = 5_000_000_000
-    fired = [t for t in range(start, start + 1_000_000_000, 1_000_000) if ticker.due(t)]
-    assert len(fired) == 30
-    ticks = start + 33_333_333 * np.arange(30)
-    assert np.all(np.array(fired) - ticks >= 0) and np.all(np.array(fired) - ticks < 1_000_000)
-    # Asked every 10 ms (a thread's wake-ups at input_rate 100): still 30 a second on average,
-    # never two within 10 ms, none 20 ms late.
-    ticker = Ticker(30.0)
-    times = range(0, 3_000_000_000, 10_000_000)
-    fired = np.array([t for t in times if ticker.due(t)])
-    assert len(fired) == 90
-    late = fired - 33_333_333 * np.arange(90)
-    assert late.min() >= 0 and late.max() < 10_000_000
-    # A gap of several periods gives one tick, then the grid restarts from it (no burst).
-    assert ticker.due(10_000_000_000)
-    assert not ticker.due(10_000_000_001) and not ticker.due(10_033_333_332)
-    assert ticker.due(10_033_333_333)
-    # The clock going back (a simulation reset) restarts it at once.
-    assert ticker.due(1_000)
-    assert not ticker.due(2_000)
-    with pytest.raises(ValueError, match="rate"):
-        Ticker(0.0)
 
 
 def test_marker_messages_refilled_in_place_equal_fresh_ones(icub):

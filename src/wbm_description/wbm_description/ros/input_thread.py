@@ -291,10 +291,6 @@ class InputThread:
 
     Attributes:
         lock: Held around every callback of the thread and of :attr:`core_group`.
-        after_wake: Called on the thread (holding :attr:`lock`) after each wake-up's callbacks,
-            and at least every :data:`WAKE_PERIOD` seconds without messages: work the node
-            does at its own pace on the newest inputs (the state publisher's markers), without
-            an executor wake-up of every entity of the node for it. None: nothing.
         core_group: The callback group of the executor's callbacks that share state with the
             thread's.
     """
@@ -312,7 +308,6 @@ class InputThread:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._log = ThrottledLog(node.get_logger())
-        self.after_wake: Callable[[], None] | None = None
 
     @property
     def _subscriptions(self) -> list[tuple[Subscription, bool]]:
@@ -468,8 +463,10 @@ class InputThread:
             # entry per wake-up (a destruction meanwhile is done when they are left).
             entered = self._enter()
             try:
-                ready = self._wait(wait_set, context, entered, timeout) or ()
+                ready = self._wait(wait_set, context, entered, timeout)
                 woke = time.monotonic()
+                if not ready:
+                    continue
                 for entry in entered:
                     if entry.pointer not in ready:
                         continue
@@ -503,12 +500,6 @@ class InputThread:
             finally:
                 for entry in reversed(entered):
                     entry.handle.__exit__(None, None, None)
-            after = self.after_wake
-            if after is not None:
-                with lock:
-                    if stopping.is_set():
-                        return
-                    after()
 
     def _enter(self) -> list[_Input]:
         """Enter the subscriptions' handles; those destroyed are dropped from the thread."""

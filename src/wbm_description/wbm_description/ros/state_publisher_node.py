@@ -13,9 +13,7 @@ Publishes:
   transforms of the newest joint_states and (floating base, once a base pose arrived)
   world -> base, stamped with that joint_states stamp. The samples in between cost no kinematics
   (:class:`~wbm_description.decimation.Decimator`), so a 1 kHz robot loop does not pay for TF.
-- ``markers`` (visualization_msgs/MarkerArray) at ``marker_rate`` (per second of the node's clock,
-  robot time under use_sim_time; published by the input thread after a wake-up once a tick is
-  due, :class:`~wbm_description.decimation.Ticker`): CoM and its ground projection,
+- ``markers`` (visualization_msgs/MarkerArray) at ``marker_rate``: CoM and its ground projection,
   CoP/ZMP from the F/T sensors, support polygon, contact forces
   (:mod:`wbm_description.markers`), stamped with the latest joint_states stamp.
 
@@ -45,7 +43,7 @@ from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
-from wbm_description.decimation import Decimator, Ticker
+from wbm_description.decimation import Decimator
 from wbm_description.exceptions import ConfigError, WbmError
 from wbm_description.ft_ground_reaction import FootForceSensors
 from wbm_description.markers import marker_scene
@@ -92,7 +90,7 @@ class StatePublisherNode(WbmNode):
         self.sensors = FootForceSensors(self.model)
         self.marker_options = self.settings.marker_options()
         # The inputs (and /clock) on the input thread: a wait set of their own instead of an
-        # executor wake-up of every entity per message; the markers are published there too.
+        # executor wake-up of every entity per message; the markers timer holds its lock.
         rate = self.settings.input_rate
         self.input_thread = InputThread(self, min_period=1.0 / rate if rate > 0.0 else 0.0)
         self.inputs = RobotStateInputs(
@@ -141,11 +139,11 @@ class StatePublisherNode(WbmNode):
 
         self._marker_publisher = self.create_publisher(MarkerArray, "markers", 10)
         if self.settings.marker_rate > 0.0:
-            # On the input thread after its wake-ups, on the ticks of a node-clock timer: an
-            # executor timer cost a wake-up of every entity of the node per marker array
-            # (rclpy rebuilds its wait set in Python), about 1 ms of CPU per array here.
-            self._marker_ticker = Ticker(self.settings.marker_rate)
-            self.input_thread.after_wake = self._markers_when_due
+            self.create_timer(
+                1.0 / self.settings.marker_rate,
+                self._publish_markers,
+                callback_group=self.input_thread.core_group,
+            )
         self.get_logger().info(
             f"robot '{self.model.config.name}': {len(self.tree.static_edges)} static and "
             f"{len(self.tree.moving_edges)} moving transforms, base pose from "
@@ -180,11 +178,6 @@ class StatePublisherNode(WbmNode):
             message = self._tf_with_base.write(stamp_ns, translations, rotations)
         self._tf_publisher.publish(message)
         self.published_tf += 1
-
-    def _markers_when_due(self) -> None:
-        """After an input wake-up: the markers when a tick of ``marker_rate`` is due."""
-        if self._marker_ticker.due(self.get_clock().now().nanoseconds):
-            self._publish_markers()
 
     def _publish_markers(self) -> None:
         q = self.inputs.configuration()
