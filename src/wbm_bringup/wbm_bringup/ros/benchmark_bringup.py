@@ -393,7 +393,7 @@ def transport_costs(repeats: int = 7, calls: int = 300) -> list[tuple[str, float
     from wbm_description.registry import load_robot
     from wbm_description.robot_io import ImuReading, JointCommand, RobotReadings
     from wbm_description.ros import cdr
-    from wbm_description.ros.marker_messages import MovingTransformMessages
+    from wbm_description.ros.cdr_writer import TfMessageWriter
     from wbm_description.ros.messages import joint_state_message, odometry_message
     from wbm_description.tf_tree import TfTree
     from wbm_description.whole_body_model import WholeBodyModel
@@ -456,11 +456,11 @@ def transport_costs(repeats: int = 7, calls: int = 300) -> list[tuple[str, float
     filler = CommandMessage(names)
     tree = TfTree(model, world_frame="world", frame_prefix="")
     q = model.neutral_configuration()
-    tf = MovingTransformMessages(tree.moving_transforms(q), base_last=model.floating_base)
+    tf = TfMessageWriter([(t.parent, t.child) for t in tree.moving_transforms(q)])
 
-    def tf_of_one_sample() -> None:
+    def tf_of_one_sample() -> None:  # as the state publisher: kinematics, then serialized
         translations, rotations = tree.moving_transform_arrays(q)
-        tf.fill(translations, rotations, state.header.stamp, with_base=True)
+        tf.write(1_000_000_000, translations, rotations)
 
     messages.fill(1.0, readings, base)
     serialized = {

@@ -158,7 +158,8 @@ class TfMessageWriter:
     translation (3 float64) and rotation (4 float64, x y z w). The strings are laid out once; a
     publication writes the stamp into every header and the 7 values of every edge through two
     numpy index assignments into the buffer (rclpy's way filled 30 TransformStamped objects
-    field by field and serialized them: about 0.3 ms a message for iCub on the 2-core machine).
+    field by field and serialized them: 0.12-0.21 ms a message for iCub on the 2-core machine,
+    in-process, two runs).
 
     Args:
         edges: (parent frame, child frame) of each transform, in message order.

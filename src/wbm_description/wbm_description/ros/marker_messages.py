@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, TransformStamped
-from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
 from wbm_description.markers import MarkerKind, MarkerScene, MarkerShape
@@ -41,8 +39,8 @@ class MarkerArrayMessages:
     next (:func:`~wbm_description.markers.marker_scene`), so the Marker messages are built once
     and only their stamp, action, shape and points change; constructing them (each with its
     header, pose, colour and texture sub-messages) was the largest part of the state publisher's
-    CPU time in a lockstep run. The message equals :func:`marker_array_message`'s field for
-    field; it is rebuilt when the slots change.
+    Python time in a profiled lockstep run. The message equals :func:`marker_array_message`'s,
+    field for field; it is rebuilt when the slots change.
 
     Args:
         frame_id: header.frame_id of every marker (the world frame).
@@ -124,43 +122,3 @@ def fill_transform(message: TransformStamped, transform: FrameTransform) -> None
     r = message.transform.rotation
     rx, ry, rz, rw = transform.rotation_xyzw.tolist()
     r.x, r.y, r.z, r.w = rx, ry, rz, rw
-
-
-class MovingTransformMessages:
-    """The ``tf`` message of a tree's moving edges, allocated once and refilled in place.
-
-    The state publisher sends one per joint_states message (up to kilohertz rates), so the
-    TransformStamped messages are built once and only their stamps and values change.
-
-    Args:
-        transforms: The moving edges' transforms at some configuration (frames and order).
-        base_last: The last edge is world -> base (a floating base), left out while no base
-            pose is known.
-    """
-
-    def __init__(self, transforms: Sequence[FrameTransform], *, base_last: bool):
-        self.transforms = transform_stamped_messages(transforms, stamp=Time())
-        self._with_base = TFMessage(transforms=self.transforms)
-        joints_only = self.transforms[:-1] if base_last else self.transforms
-        self._joints_only = TFMessage(transforms=joints_only)
-
-    def fill(
-        self, translations: np.ndarray, rotations: np.ndarray, stamp: Time, *, with_base: bool
-    ) -> TFMessage:
-        """The message with new values, in the order of the transforms given at construction.
-
-        Args:
-            translations: (n, 3) translations [m].
-            rotations: (n, 4) rotations as (x, y, z, w) quaternions.
-            stamp: Stamp of every transform.
-            with_base: Include the world -> base edge (ignored without one).
-        """
-        for message, (tx, ty, tz), (rx, ry, rz, rw) in zip(
-            self.transforms, translations.tolist(), rotations.tolist(), strict=True
-        ):
-            message.header.stamp = stamp
-            t = message.transform.translation
-            t.x, t.y, t.z = tx, ty, tz
-            r = message.transform.rotation
-            r.x, r.y, r.z, r.w = rx, ry, rz, rw
-        return self._with_base if with_base else self._joints_only

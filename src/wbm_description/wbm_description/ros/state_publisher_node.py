@@ -163,7 +163,8 @@ class StatePublisherNode(WbmNode):
     def _publish_tf(self) -> None:
         """After a valid joint_states, when due: the moving transforms (world -> base if known)."""
         stamp = self.inputs.stamp
-        if not self._tf_decimator.due(stamp.sec * 1_000_000_000 + stamp.nanosec):
+        stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec
+        if not self._tf_decimator.due(stamp_ns):
             return
         base = self.inputs.base_configuration
         q = self._q
@@ -171,7 +172,6 @@ class StatePublisherNode(WbmNode):
         if base is not None:
             q[:7] = base
         translations, rotations = self.tree.moving_transform_arrays(q)
-        stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec
         if base is None and self.model.floating_base:
             message = self._tf_joints_only.write(stamp_ns, translations[:-1], rotations[:-1])
         else:
