@@ -1,4 +1,4 @@
-"""The state publisher's TF rate (``publish_frequency``) over real DDS, and its clean shutdown.
+"""The state publisher's TF and marker rates over real DDS, and its clean shutdown.
 
 Reference: the decimation rule stated in robot time (the joint_states stamps), not the node's
 code: at 50 Hz of 500 Hz samples, one TF per 20 ms of stamps, each the transform of the sample
@@ -13,8 +13,12 @@ import time
 import numpy as np
 import pinocchio as pin
 import pytest
+from builtin_interfaces.msg import Time
+from nav_msgs.msg import Odometry
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import MarkerArray
 
 from tests.state_publisher.conftest import PARAMS_FILE, spin_until
 from wbm_description.registry import load_robot
@@ -137,4 +141,62 @@ def test_sampled_inputs_take_the_newest_state_at_input_rate(start_node, rclpy_no
     assert np.all(np.diff(samples) > 0), samples
     assert samples[-1] == SAMPLES - 1, samples  # the newest state is never left behind
     check_transforms_of_their_samples(config, received, samples)
+    assert process.process.poll() is None, process.stderr()
+
+
+def test_markers_come_at_marker_rate_of_wall_time_while_the_sim_clock_stands(
+    start_node, rclpy_node, config
+):
+    """marker_rate is per wall second (a steady timer), whatever the robot's pace.
+
+    Reference: the parameter's definition. Under use_sim_time with one /clock message and one
+    state, a timer on the node's (sim) clock would never fire again; 20 Hz of wall time gives
+    about 30 arrays in 1.5 s. Bounds 15-45: a loaded machine delays a timer (rcl then skips
+    the missed periods instead of bunching them), it never doubles its rate.
+    """
+    process = start_node(
+        "wbm_description.ros.state_publisher_node",
+        [
+            "--params-file",
+            str(PARAMS_FILE),
+            "-p",
+            "use_sim_time:=true",
+            "-p",
+            "marker_rate:=20.0",
+            "-r",  # a namespace of its own: the module's other nodes still run
+            "__ns:=/wall_markers",
+        ],
+    )
+    node = rclpy_node
+    clock = node.create_publisher(Clock, "/clock", 10)
+    joints = node.create_publisher(JointState, "/wall_markers/joint_states", 10)
+    odom = node.create_publisher(Odometry, "/wall_markers/ground_truth/odom", 10)
+    markers: list[MarkerArray] = []
+    node.create_subscription(MarkerArray, "/wall_markers/markers", markers.append, 100)
+    assert spin_until(
+        node,
+        lambda: (
+            joints.get_subscription_count() >= 1
+            and odom.get_subscription_count() >= 1
+            and clock.get_subscription_count() >= 1
+            and node.count_publishers("/wall_markers/markers") >= 1
+        ),
+        90.0,
+    ), process.stderr()
+    spin_until(node, lambda: False, 0.5)  # discovery both ways
+    stamp = Time(sec=50)
+    clock.publish(Clock(clock=stamp))
+    base = Odometry()
+    base.header.stamp, base.header.frame_id, base.child_frame_id = stamp, "world", "base_link"
+    base.pose.pose.position.z, base.pose.pose.orientation.w = 0.6, 1.0
+    odom.publish(base)
+    state = JointState(name=list(config.joints), position=[0.0] * len(config.joints))
+    state.header.stamp = stamp
+    spin_until(node, lambda: False, 0.1)  # the base pose first (no order across topics)
+    joints.publish(state)
+    assert spin_until(node, lambda: bool(markers), 10.0), process.stderr()
+    markers.clear()
+    spin_until(node, lambda: False, 1.5)
+    assert 15 <= len(markers) <= 45, len(markers)
+    assert all(m.markers[0].header.stamp == stamp for m in markers)
     assert process.process.poll() is None, process.stderr()

@@ -63,7 +63,12 @@ class StatePublisherSettings(Settings):
         "loop keeps its share of the cores when the loop runs in SCHED_FIFO; 0: normal scheduling",
     )
     marker_rate: float = setting(
-        30.0, ge=0.0, le=1000.0, unit="Hz", doc="marker publication rate; 0 disables markers"
+        30.0,
+        ge=0.0,
+        le=1000.0,
+        unit="Hz",
+        doc="marker publications per wall second (a steady timer, as a viewer refreshes, "
+        "whatever the robot's pace); 0 disables markers",
     )
     ground_height: float = setting(0.0, unit="m", doc="height of the ground plane")
     min_normal_force: float = setting(

@@ -70,6 +70,7 @@ import numpy as np
 import rclpy
 from rclpy.exceptions import InvalidHandle
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -79,6 +80,7 @@ from wbm_bringup.benchmarks.process_guard import owned_processes
 from wbm_bringup.launching import LaunchRunner, plan_launch
 from wbm_bringup.share import launch_file
 from wbm_description.ros.cycle_timing import timing_rows
+from wbm_description.ros.input_thread import InputThread
 
 STARTUP_TIMEOUT = 180.0
 """Longest wait for the loop to close (nodes started, the controller stepping) [s]."""
@@ -118,17 +120,31 @@ class ProbeRecord:
         self.controller_rows.clear()
 
 
-PROBES = ("script", "recorder")
-"""``--probe``: the extra subscriber's kind, both served by rclpy's SingleThreadedExecutor.
-script (the default, as in every earlier measurement): deserialized into Python message objects,
-as an rclpy script's callback gets them (every joint_states, and every tf with its 30
-transforms); recorder: taken serialized, as rosbag2's recorder takes them (it never
-deserializes)."""
+PROBES = ("script", "recorder", "waitset")
+"""``--probe``: the extra subscriber's kind. script (the default, as in every earlier
+measurement): deserialized into Python message objects by rclpy's SingleThreadedExecutor, as an
+rclpy script's callback gets them (every joint_states, and every tf with its 30 transforms);
+recorder: taken serialized by that executor, as rosbag2's recorder takes them (it never
+deserializes); waitset: taken serialized on a thread waiting on those two subscriptions alone
+(:class:`~wbm_description.ros.input_thread.InputThread`), as rosbag2's recorder (C++) does
+without rclpy's executor's per-message Python cost: what the graph costs the loop with an
+observer that is not itself a Python executor."""
 
 
-def _probe(context: rclpy.Context, record: ProbeRecord, kind: str = "script"):
-    raw = kind == "recorder"
+def _probe(
+    context: rclpy.Context, record: ProbeRecord, kind: str = "script"
+) -> tuple[Node, InputThread | None]:
+    """The probe node, and for ``waitset`` the thread taking its messages (not started)."""
+    raw = kind != "script"
     node = rclpy.create_node("bringup_benchmark_probe", context=context)
+    subscribe = node.create_subscription
+    inputs = None
+    if kind == "waitset":
+        inputs = InputThread(node)
+
+        def subscribe(msg_type, topic, callback, qos, raw):
+            return inputs.subscribe(msg_type, topic, callback, qos, decode=bytes)
+
     reliable = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 
     def arrival(times: list[float]):
@@ -143,17 +159,15 @@ def _probe(context: rclpy.Context, record: ProbeRecord, kind: str = "script"):
 
         return on_rows
 
-    node.create_subscription(
-        JointState, "joint_states", arrival(record.joint_states), reliable, raw=raw
-    )
-    node.create_subscription(TFMessage, "tf", arrival(record.tf), reliable, raw=raw)
+    subscribe(JointState, "joint_states", arrival(record.joint_states), reliable, raw=raw)
+    subscribe(TFMessage, "tf", arrival(record.tf), reliable, raw=raw)
     node.create_subscription(
         Float64MultiArray, "/robot_interface/cycle_timing", rows(record.robot_rows), reliable
     )
     node.create_subscription(
         Float64MultiArray, "/controller/cycle_timing", rows(record.controller_rows), reliable
     )
-    return node
+    return node, inputs
 
 
 LOCKSTEP_PRIORITIES = ("false", "loop", "true")
@@ -219,7 +233,7 @@ def measure(
     context = rclpy.Context()
     rclpy.init(context=context)
     record = ProbeRecord()
-    node = _probe(context, record, probe)
+    node, probe_inputs = _probe(context, record, probe)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
 
@@ -229,6 +243,8 @@ def measure(
             executor.spin()
 
     spinner = threading.Thread(target=spin, daemon=True)
+    if probe_inputs is not None:
+        probe_inputs.start()
     print(f"{pacing} {rate:g} Hz: warm-up {warmup:g} s, then {seconds:g} s", file=sys.stderr)
     with owned_processes(runner):
         try:
@@ -258,6 +274,8 @@ def measure(
             cpu_used["benchmark (probe)"] = process_cpu_seconds(os.getpid()) - own_before
             time.sleep(0.5)  # the last batches of timing rows
         finally:
+            if probe_inputs is not None:
+                probe_inputs.stop()
             executor.shutdown(timeout_sec=5.0)
             spinner.join(timeout=5.0)
             node.destroy_node()

@@ -13,7 +13,8 @@ Publishes:
   transforms of the newest joint_states and (floating base, once a base pose arrived)
   world -> base, stamped with that joint_states stamp. The samples in between cost no kinematics
   (:class:`~wbm_description.decimation.Decimator`), so a 1 kHz robot loop does not pay for TF.
-- ``markers`` (visualization_msgs/MarkerArray) at ``marker_rate``: CoM and its ground projection,
+- ``markers`` (visualization_msgs/MarkerArray) ``marker_rate`` times per wall second (a steady
+  timer, as a viewer refreshes, whatever the robot's pace): CoM and its ground projection,
   CoP/ZMP from the F/T sensors, support polygon, contact forces
   (:mod:`wbm_description.markers`), stamped with the latest joint_states stamp.
 
@@ -36,6 +37,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from rclpy.clock import Clock
+from rclpy.clock_type import ClockType
 from rclpy.exceptions import InvalidTopicNameException
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.validate_topic_name import validate_topic_name
@@ -139,10 +142,13 @@ class StatePublisherNode(WbmNode):
 
         self._marker_publisher = self.create_publisher(MarkerArray, "markers", 10)
         if self.settings.marker_rate > 0.0:
+            # Per wall second, as a viewer refreshes (not per robot second: a lockstep run at
+            # 2x would draw twice as often for nobody).
             self.create_timer(
                 1.0 / self.settings.marker_rate,
                 self._publish_markers,
                 callback_group=self.input_thread.core_group,
+                clock=Clock(clock_type=ClockType.STEADY_TIME),
             )
         self.get_logger().info(
             f"robot '{self.model.config.name}': {len(self.tree.static_edges)} static and "
@@ -180,6 +186,7 @@ class StatePublisherNode(WbmNode):
         self.published_tf += 1
 
     def _publish_markers(self) -> None:
+        """The markers of the newest state."""
         q = self.inputs.configuration()
         if q is None:
             return
