@@ -6,8 +6,10 @@ Each row starts ``launch/sim.launch.yaml`` (robot interface, controller, state p
 subscribes ``joint_states`` and ``tf`` reliably, as RViz or a recorder would (``--probe``:
 ``script``, the default, deserializes every message into Python objects as an rclpy script's
 callback gets them, which on the 2-core machine costs more CPU per lockstep cycle than the
-state publisher; ``recorder`` takes them serialized, as rosbag2's recorder does; several: each
-row once per kind, rows named ``<row>...-probe-<kind>``). After ``--warmup``
+state publisher; ``recorder`` takes them serialized, as rosbag2's recorder does; ``waitset``
+takes them serialized on a thread waiting on them alone, without rclpy's executor, closest to
+what a C++ recorder or RViz costs; several: each row once per kind, rows named
+``<row>...-probe-<kind>``). After ``--warmup``
 it measures for ``--seconds`` of wall time (60 s by default). ``--realtime-priority 0 50`` runs
 each row once per value of the launch's ``realtime_priority`` (SCHED_FIFO of the robot
 interface's and the controller's threads in realtime pacing, the launch's default 50; rows named
@@ -624,7 +626,8 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="the extra subscriber to joint_states and tf: script (the default), deserialized "
         "into Python messages as an rclpy script gets them; recorder, taking them serialized "
-        "as rosbag2 records them; several: each row once per kind, in turn (rows "
+        "as rosbag2 records them; waitset, taking them serialized on a wait-set thread of "
+        "their own (no rclpy executor); several: each row once per kind, in turn (rows "
         "-probe-<kind>)",
     )
     parser.add_argument(
@@ -724,7 +727,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(
         f"machine reference: one pin.aba on iCub {1e6 * machine_reference():.1f} us (median); "
-        "probe: an extra reliable subscriber to joint_states and tf (recorder: taken "
+        "probe: an extra reliable subscriber to joint_states and tf (recorder, waitset: taken "
         "serialized, as rosbag2 records; script: deserialized into Python messages)"
     )
     return 0
