@@ -155,7 +155,7 @@ def test_rviz_config_shows_model_tf_and_markers():
     assert set(markers["Namespaces"]) == {m.namespace for m in scene.markers}
 
 
-def test_decimator_lets_one_sample_per_period_of_stamps_through():
+def test_decimator_lets_the_first_sample_of_each_slot_through():
     # 500 Hz stamps (2 ms) decimated to 50 Hz: every 10th sample, starting with the first;
     # integer nanoseconds, so the count is exact.
     decimator = Decimator(50.0)
@@ -165,13 +165,29 @@ def test_decimator_lets_one_sample_per_period_of_stamps_through():
     # Time going back (a reset) lets the sample through and restarts from it.
     assert decimator.due(1_000_000_000) and not decimator.due(1_010_000_000)
     assert decimator.due(1_020_000_000)
-    # Irregular stamps: never two within a period, and never a period skipped when samples exist.
+    # Irregular stamps (gaps 1-9 ms, less than a period): one sample per 20 ms slot of the grid
+    # started by the first, so exactly one per slot up to the last stamp (the rate asked for);
+    # each the first sample at or after its slot.
     rng = np.random.default_rng(3)
     irregular = np.cumsum(rng.integers(1_000_000, 9_000_000, 300))
     decimator = Decimator(50.0)
     passed = np.array([s for s in irregular if decimator.due(int(s))])
-    gaps = np.diff(passed)
-    assert gaps.min() >= 20_000_000 and gaps.max() < 20_000_000 + 9_000_000
+    slots = np.arange(irregular[0], irregular[-1] + 1, 20_000_000)
+    assert len(passed) == len(slots)
+    assert np.array_equal(passed, irregular[np.searchsorted(irregular, slots)])
+    # Sampled at 100 Hz with wake-ups a little over 10 ms apart (the state publisher's inputs):
+    # the period rule "20 ms since the last" needed three wake-ups whenever two came under
+    # 20 ms; the grid keeps 50 per second. Late samples never come closer than half a period.
+    wakes = np.cumsum(rng.uniform(9_500_000, 10_800_000, 1000)).astype(np.int64)
+    decimator = Decimator(50.0)
+    passed = np.array([s for s in wakes if decimator.due(int(s))])
+    seconds = (wakes[-1] - wakes[0]) * 1e-9
+    assert abs(len(passed) - 50.0 * seconds) <= 1.0, (len(passed), seconds)
+    assert np.diff(passed).min() >= 10_000_000
+    # A gap in the stream longer than a period starts the grid again from the next sample.
+    decimator = Decimator(50.0)
+    assert decimator.due(0) and decimator.due(75_000_000) and not decimator.due(90_000_000)
+    assert decimator.due(95_000_000)
     # Rate 0: every sample; a bad rate is refused with its name.
     every = Decimator(0.0)
     assert all(every.due(1) for _ in range(3))

@@ -1,8 +1,9 @@
 """The state publisher's TF and marker rates over real DDS, and its clean shutdown.
 
 Reference: the decimation rule stated in robot time (the joint_states stamps), not the node's
-code: at 50 Hz of 500 Hz samples, one TF per 20 ms of stamps, each the transform of the sample
-it is stamped with (the newest state, checked against the test's own Pinocchio FK).
+code: at 50 Hz of 500 Hz samples, one TF per 20 ms slot of stamps (the first sample of the
+slot), each the transform of the sample it is stamped with (the newest state, checked against
+the test's own Pinocchio FK).
 """
 
 from __future__ import annotations
@@ -112,12 +113,12 @@ def test_tf_follows_publish_frequency_with_the_newest_state(start_node, rclpy_no
         ["-p", f"publish_frequency:={RATE}", "-p", "input_rate:=0.0"],
     )
     samples = tf_samples(received)
-    # 15 periods of 20 ms in 0.3 s: 15 TF with no loss (samples 0, 10, ..., 140); best-effort
-    # input may drop a sample under load, which delays the next TF by one sample (2 ms): at
-    # least 12, never two within a period and never a period skipped by more than 3 samples.
+    # 15 slots of 20 ms in 0.3 s: 15 TF with no loss (samples 0, 10, ..., 140); best-effort
+    # input may drop a sample under load, which delays that slot's TF by one sample (2 ms), not
+    # the grid: at least 12, each within 3 samples after its slot (a multiple of 10 samples).
     assert 12 <= len(samples) <= 15, samples
-    gaps = np.diff(samples) * SAMPLE_NS
-    assert gaps.min() >= 1e9 / RATE and gaps.max() <= 1e9 / RATE + 3 * SAMPLE_NS, samples
+    assert np.all(samples % 10 <= 3), samples
+    assert len(set(samples // 10)) == len(samples), samples  # one per slot
     check_transforms_of_their_samples(config, received, samples)
     # SIGTERM: a clean exit, no traceback.
     process.process.send_signal(signal.SIGTERM)

@@ -41,9 +41,10 @@ class StatePublisherSettings(Settings):
         ge=0.0,
         le=10000.0,
         unit="Hz",
-        doc="most TF publications per second of robot time (joint_states stamps), as "
-        "robot_state_publisher's: the newest joint_states is published once 1/publish_frequency "
-        "has passed since the last one; 0 publishes every joint_states",
+        doc="TF publications per second of robot time (joint_states stamps), as "
+        "robot_state_publisher's: the first joint_states at or after each 1/publish_frequency "
+        "slot of stamps is published (the newest state; the rate asked for on average); 0 "
+        "publishes every joint_states",
     )
     input_rate: float = setting(
         100.0,

@@ -8,10 +8,11 @@ Publishes:
 
 - ``robot_description`` (std_msgs/String, reliable, transient local): the URDF, once.
 - ``tf_static`` (tf2_msgs/TFMessage, transient local): fixed and locked joints, tool frames.
-- ``tf`` (tf2_msgs/TFMessage): at most ``publish_frequency`` times per second of robot time (as
-  robot_state_publisher's; 0: for every valid ``joint_states`` message), the actuated joints'
-  transforms of the newest joint_states and (floating base, once a base pose arrived)
-  world -> base, stamped with that joint_states stamp. The samples in between cost no kinematics
+- ``tf`` (tf2_msgs/TFMessage): ``publish_frequency`` times per second of robot time (as
+  robot_state_publisher's, on average: one per slot of stamps; 0: for every valid
+  ``joint_states`` message), the actuated joints' transforms of the newest joint_states and
+  (floating base, once a base pose arrived) world -> base, stamped with that joint_states
+  stamp. The samples in between cost no kinematics
   (:class:`~wbm_description.decimation.Decimator`), so a 1 kHz robot loop does not pay for TF.
 - ``markers`` (visualization_msgs/MarkerArray) ``marker_rate`` times per wall second (a steady
   timer, as a viewer refreshes, whatever the robot's pace): CoM and its ground projection,
