@@ -62,3 +62,61 @@ def test_stage_means_add_up_to_the_lockstep_cycle():
     cycle = sum(result[f"{k}_mean"] for k in expected if k not in ("publish", "total"))
     assert cycle == pytest.approx(1.0 / result["cycles_wall"], abs=1e-9)
     assert result["rtf"] == pytest.approx(2.0, rel=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["script", "recorder", "waitset"])
+def test_every_probe_kind_counts_every_message_while_recording(kind):
+    # The probe's figures (probe js/s, tf/s) are counts of arrivals: each kind must see every
+    # message sent while recording (reliable, depth 1000, one process: none is lost) and none
+    # sent before. Reference: the counts sent.
+    import threading
+    import time
+
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from sensor_msgs.msg import JointState
+    from tf2_msgs.msg import TFMessage
+
+    from wbm_bringup.ros.benchmark_bringup import ProbeRecord, _probe
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    record = ProbeRecord()
+    node, inputs = _probe(context, record, kind)
+    assert (inputs is not None) == (kind == "waitset")
+    sender = rclpy.create_node("probe_test_sender", context=context)
+    reliable = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+    joints = sender.create_publisher(JointState, "joint_states", reliable)
+    tf = sender.create_publisher(TFMessage, "tf", reliable)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    if inputs is not None:
+        inputs.start()
+    try:
+        deadline = time.monotonic() + 10.0
+        while joints.get_subscription_count() < 1 or tf.get_subscription_count() < 1:
+            assert time.monotonic() < deadline, "the probe did not subscribe"
+            time.sleep(0.05)
+        joints.publish(JointState(name=["a"], position=[0.0]))  # before recording: not counted
+        time.sleep(0.3)
+        record.recording = True
+        for k in range(40):
+            joints.publish(JointState(name=["a"], position=[float(k)]))
+            if k % 4 == 0:
+                tf.publish(TFMessage())
+            time.sleep(0.002)
+        deadline = time.monotonic() + 5.0
+        while (len(record.joint_states), len(record.tf)) != (40, 10):
+            assert time.monotonic() < deadline, (len(record.joint_states), len(record.tf))
+            time.sleep(0.02)
+        time.sleep(0.2)
+        assert (len(record.joint_states), len(record.tf)) == (40, 10)
+    finally:
+        if inputs is not None:
+            inputs.stop()
+        executor.shutdown(timeout_sec=5.0)
+        spinner.join(timeout=5.0)
+        rclpy.try_shutdown(context=context)
