@@ -646,13 +646,22 @@ def main(argv: list[str] | None = None) -> int:
         "rclpy's executor beside the input thread (no launch)",
     )
     parser.add_argument(
+        "--reader-costs",
+        action="store_true",
+        help="only print what a reader process (best effort, reliable; 0, 1 or 3) costs the "
+        "publishing thread per publish of a joint_states (no launch)",
+    )
+    parser.add_argument(
         "--controller-loop",
         action="store_true",
         help="only run the controller node alone in a lockstep loop played from this process: "
         "its CPU time per cycle, per thread, and the latency (no simulator, no other node)",
     )
     parser.add_argument(
-        "--repeats", type=int, default=3, help="repeats of --executor-costs, --controller-loop"
+        "--repeats",
+        type=int,
+        default=3,
+        help="repeats of --executor-costs, --reader-costs, --controller-loop",
     )
     args = parser.parse_args(argv)
     if args.controller_loop:
@@ -667,6 +676,14 @@ def main(argv: list[str] | None = None) -> int:
         from wbm_bringup.ros.benchmark_transport import print_executor_costs
 
         print_executor_costs(args.repeats)
+        print(
+            f"machine reference: one pin.aba on iCub {1e6 * machine_reference():.1f} us (median)"
+        )
+        return 0
+    if args.reader_costs:
+        from wbm_bringup.ros.benchmark_readers import print_reader_costs
+
+        print_reader_costs(args.repeats)
         print(
             f"machine reference: one pin.aba on iCub {1e6 * machine_reference():.1f} us (median)"
         )
