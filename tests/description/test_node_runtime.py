@@ -128,3 +128,73 @@ def test_run_node_sets_the_gil_switch_interval_and_reports_a_refused_start(capsy
         sys.setswitchinterval(before)
     err = capsys.readouterr().err
     assert "wbm_test_node: error:" in err and "rate" in err
+
+
+NODE_SHUT_DOWN_BELOW_RCLPY = """
+import sys, threading, time
+from wbm_description.ros.node_runtime import WbmNode, run_node
+
+class Quiet(WbmNode):
+    # No timer and no subscription: nothing ever wakes the executor's wait.
+    def __init__(self):
+        super().__init__("quiet_node")
+
+    def start(self):
+        def shut_down():
+            time.sleep(0.3)
+            with self.context.handle:  # rcl_shutdown, as a signal handler does it
+                self.context.handle.shutdown()
+        threading.Thread(target=shut_down, daemon=True).start()
+
+started = time.monotonic()
+code = run_node(Quiet, "wbm_quiet_node", [])
+print(f"returned {code} after {time.monotonic() - started:.2f} s")
+sys.exit(code)
+"""
+
+
+def test_run_node_ends_when_the_context_is_shut_down_beneath_a_waiting_executor():
+    # Reference: rclpy's own behaviour, checked here first: an executor waiting without a
+    # timeout is not woken when the rcl context is shut down beneath rclpy's Python
+    # (Context.shutdown's callbacks are not run). run_node's wait is bounded
+    # (SPIN_WAKE_PERIOD): the node ends within that period of the shutdown, not never (a
+    # state publisher once hung this way on SIGTERM). 20 s: start-up on a loaded machine.
+    import os
+    import subprocess
+    import threading
+    import time
+
+    from rclpy.executors import SingleThreadedExecutor
+
+    from wbm_description.ros.node_runtime import SPIN_WAKE_PERIOD
+
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    node = rclpy.create_node("waiting", context=ctx)
+    executor = SingleThreadedExecutor(context=ctx)
+    executor.add_node(node)
+    spinning = threading.Thread(target=executor.spin, daemon=True)
+    spinning.start()
+    time.sleep(0.2)
+    with ctx.handle:
+        ctx.handle.shutdown()
+    spinning.join(3 * SPIN_WAKE_PERIOD)
+    stuck = spinning.is_alive()
+    executor.wake()  # what would have ended it (Context.shutdown's callbacks do this)
+    spinning.join(5.0)
+    node.destroy_node()
+    assert stuck, "rclpy's spin() now ends by itself: the reference changed"
+    assert not spinning.is_alive()
+
+    env = {**os.environ, "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+    result = subprocess.run(
+        [sys.executable, "-c", NODE_SHUT_DOWN_BELOW_RCLPY],
+        capture_output=True,
+        text=True,
+        timeout=20.0,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    waited = float(result.stdout.split("after ")[1].split(" s")[0])
+    assert waited < 10.0, result.stdout

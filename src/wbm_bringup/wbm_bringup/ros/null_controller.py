@@ -29,6 +29,7 @@ from sensor_msgs.msg import Imu, JointState
 from wbm_description.ros import cdr
 from wbm_description.ros.cdr_writer import JointStateWriter
 from wbm_description.ros.input_thread import InputThread
+from wbm_description.ros.node_runtime import SPIN_WAKE_PERIOD
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     try:
-        executor.spin()
+        while rclpy.ok():  # a bounded wait (node_runtime.SPIN_WAKE_PERIOD): no timer here
+            executor.spin_once(timeout_sec=SPIN_WAKE_PERIOD)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:

@@ -53,6 +53,17 @@ EXIT_STARTUP_ERROR = 2
 #: 32-164 ms), the nodes' CPU per cycle unchanged within the noise.
 SWITCH_INTERVAL = 5e-4
 
+SPIN_WAKE_PERIOD = 0.5
+"""Longest wait of a node's executor before it checks whether the context was shut down [s].
+
+A node whose executor has no timer (the state publisher with ``marker_rate`` 0, or with its
+markers on its input thread as an earlier change had them: its inputs are served by their own
+thread) waited in ``rcl_wait`` without a timeout. On SIGTERM, rclpy's signal handler shut the
+context down (the input thread ended) but now and then the executor's wait was not woken and
+the process did not exit: a py-spy dump of the stuck node showed the main thread in
+``rcl_wait`` and no input thread; 2 of 40 runs of ``tests/state_publisher/test_tf_rate.py``
+(markers on the input thread) under two CPU hogs, 0 of 32 with this period."""
+
 #: Parameters rclpy declares itself: accepted, never passed to a settings class.
 ROS_PARAMETERS = frozenset({"use_sim_time", "start_type_description_service"})
 
@@ -299,7 +310,9 @@ def run_node(
         spinner.add_node(node)
         try:
             node.start()
-            spinner.spin()
+            context = node.context
+            while context.ok():  # a bounded wait: see SPIN_WAKE_PERIOD
+                spinner.spin_once(timeout_sec=SPIN_WAKE_PERIOD)
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
         except Exception:
@@ -333,6 +346,7 @@ def run_node(
 __all__ = [
     "EXIT_STARTUP_ERROR",
     "ROS_PARAMETERS",
+    "SPIN_WAKE_PERIOD",
     "SWITCH_INTERVAL",
     "ThrottledLog",
     "WbmNode",
