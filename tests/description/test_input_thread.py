@@ -230,3 +230,36 @@ def test_the_clock_on_the_thread_sets_the_nodes_time_and_calls_its_jump_callback
         inputs.stop()
         handle.unregister()
     assert len(jumps) == len(stamps)
+
+
+@pytest.mark.parametrize("min_period", [0.0, 0.01])
+def test_every_calls_on_the_thread_on_a_wall_clock_grid_holding_the_lock(context, min_period):
+    # Reference: the definition (period 25 ms of the steady clock from the start, calls on the
+    # input thread holding its lock, none after stop), with a subscription that never receives
+    # anything: the calls must come from the thread's own wait ending on time. In 1.0 s, 40
+    # calls on an idle machine; 20-41: a loaded machine delays a call (the missed ones are
+    # skipped, never bunched), with min_period 10 ms by at most that much; a thread waking
+    # only at its WAKE_PERIOD (0.1 s) would make 10.
+    node = rclpy.create_node("input_thread_every", context=context)
+    inputs = InputThread(node, min_period=min_period)
+    inputs.subscribe(JointState, "nobody_publishes_here", lambda _: None, QoSProfile(depth=1))
+    calls: list[tuple[float, str, bool]] = []  # (time, thread, lock held)
+    inputs.every(
+        0.025,
+        lambda: calls.append(
+            (time.monotonic(), threading.current_thread().name, inputs.lock.locked())
+        ),
+    )
+    with pytest.raises(ValueError, match="period"):
+        inputs.every(0.0, lambda: None)
+    inputs.start()
+    try:
+        time.sleep(1.0)
+    finally:
+        inputs.stop()
+    count = len(calls)
+    time.sleep(0.1)
+    assert len(calls) == count  # none after stop
+    assert 20 <= count <= 41, count
+    assert all(name == "input_thread_every_inputs" and locked for _, name, locked in calls)
+    node.destroy_node()

@@ -308,6 +308,7 @@ class InputThread:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._log = ThrottledLog(node.get_logger())
+        self._periodic: tuple[int, Callable[[], None]] | None = None
 
     @property
     def _subscriptions(self) -> list[tuple[Subscription, bool]]:
@@ -399,6 +400,21 @@ class InputThread:
                 return True
         return False
 
+    def every(self, period: float, callback: Callable[[], None]) -> None:
+        """Call ``callback`` on the thread every ``period`` seconds of wall time (steady clock).
+
+        Work a node does at its own pace on the newest inputs (the state publisher's markers),
+        without a timer of the node's executor: an executor wake-up rebuilds its wait set from
+        every entity of the node. The calls hold :attr:`lock`, as the thread's callbacks do, and
+        come after a wake-up's messages; the thread's wait ends at the next call's time (a
+        wake-up delayed by ``min_period`` delays that call by as much). Calls are on a grid of
+        ``period`` from the thread's start; a call late by a whole period skips the missed ones.
+        Set it before :meth:`start`; one callback per thread.
+        """
+        if not period > 0.0:
+            raise ValueError(f"period: expected a number > 0 [s], got {period!r}")
+        self._periodic = (round(period * 1e9), callback)
+
     @property
     def running(self) -> bool:
         """Whether the thread runs."""
@@ -447,18 +463,35 @@ class InputThread:
             self._failed.trigger()
 
     def _serve(self, context: Any) -> None:
-        timeout = round(WAKE_PERIOD * 1e9)
+        wake_period = round(WAKE_PERIOD * 1e9)
+        timeout = wake_period
         with context.handle:
             wait_set = _rclpy.WaitSet(len(self._inputs), 1, 0, 0, 0, 0, context.handle)
         stopping = self._stopping
         lock = self.lock
         log = self._log
         woke = 0.0
+        periodic = self._periodic
+        if periodic is not None:
+            period_ns, periodic_call = periodic
+            due_ns = time.monotonic_ns() + period_ns
         while not stopping.is_set() and context.ok():
             if self.min_period > 0.0:
                 remaining = woke + self.min_period - time.monotonic()
                 if remaining > 0.0 and stopping.wait(remaining):
                     return  # at most one wake-up per min_period; stopped meanwhile
+            if periodic is not None:  # the call when due, then a wait until the next one
+                now_ns = time.monotonic_ns()
+                if now_ns >= due_ns:
+                    with lock:
+                        if stopping.is_set():
+                            return
+                        periodic_call()
+                    due_ns += period_ns
+                    now_ns = time.monotonic_ns()
+                    if due_ns <= now_ns:  # late by a whole period: the missed calls skipped
+                        due_ns = now_ns + period_ns
+                timeout = min(wake_period, due_ns - now_ns)
             # The handles stay entered from the wait to the end of their callbacks: one
             # entry per wake-up (a destruction meanwhile is done when they are left).
             entered = self._enter()

@@ -14,8 +14,9 @@ Publishes:
   (floating base, once a base pose arrived) world -> base, stamped with that joint_states
   stamp. The samples in between cost no kinematics
   (:class:`~wbm_description.decimation.Decimator`), so a 1 kHz robot loop does not pay for TF.
-- ``markers`` (visualization_msgs/MarkerArray) ``marker_rate`` times per wall second (a steady
-  timer, as a viewer refreshes, whatever the robot's pace): CoM and its ground projection,
+- ``markers`` (visualization_msgs/MarkerArray) ``marker_rate`` times per wall second (on the
+  input thread, :meth:`~wbm_description.ros.input_thread.InputThread.every`, as a viewer
+  refreshes, whatever the robot's pace): CoM and its ground projection,
   CoP/ZMP from the F/T sensors, support polygon, contact forces
   (:mod:`wbm_description.markers`), stamped with the latest joint_states stamp.
 
@@ -38,8 +39,6 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from rclpy.clock import Clock
-from rclpy.clock_type import ClockType
 from rclpy.exceptions import InvalidTopicNameException
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.validate_topic_name import validate_topic_name
@@ -94,7 +93,7 @@ class StatePublisherNode(WbmNode):
         self.sensors = FootForceSensors(self.model)
         self.marker_options = self.settings.marker_options()
         # The inputs (and /clock) on the input thread: a wait set of their own instead of an
-        # executor wake-up of every entity per message; the markers timer holds its lock.
+        # executor wake-up of every entity per message; the markers are drawn there too.
         rate = self.settings.input_rate
         self.input_thread = InputThread(self, min_period=1.0 / rate if rate > 0.0 else 0.0)
         self.inputs = RobotStateInputs(
@@ -143,14 +142,10 @@ class StatePublisherNode(WbmNode):
 
         self._marker_publisher = self.create_publisher(MarkerArray, "markers", 10)
         if self.settings.marker_rate > 0.0:
-            # Per wall second, as a viewer refreshes (not per robot second: a lockstep run at
-            # 2x would draw twice as often for nobody).
-            self.create_timer(
-                1.0 / self.settings.marker_rate,
-                self._publish_markers,
-                callback_group=self.input_thread.core_group,
-                clock=Clock(clock_type=ClockType.STEADY_TIME),
-            )
+            # On the input thread (no executor wake-up of every entity per array), per wall
+            # second, as a viewer refreshes (not per robot second: a lockstep run at 2x would
+            # draw twice as often for nobody).
+            self.input_thread.every(1.0 / self.settings.marker_rate, self._publish_markers)
         self.get_logger().info(
             f"robot '{self.model.config.name}': {len(self.tree.static_edges)} static and "
             f"{len(self.tree.moving_edges)} moving transforms, base pose from "
