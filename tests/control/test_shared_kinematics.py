@@ -49,9 +49,7 @@ def test_zmp_from_the_shared_kinematics_is_the_own_pass(icub, mode):
         shared = controller.zmp_estimator
         assert expected.zmp is not None and status.zmp_estimated is not None
         np.testing.assert_allclose(status.zmp_estimated, expected.zmp, rtol=0.0, atol=TOLERANCE)
-        np.testing.assert_allclose(
-            shared._momentum, reference._momentum, rtol=0.0, atol=TOLERANCE
-        )
+        np.testing.assert_allclose(shared._momentum, reference._momentum, rtol=0.0, atol=TOLERANCE)
         np.testing.assert_allclose(shared._rate, reference._rate, rtol=0.0, atol=TOLERANCE)
         compared += 1
         still_changed += previous_still is not None and still != previous_still

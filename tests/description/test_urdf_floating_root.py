@@ -110,9 +110,7 @@ def test_pinocchio_alone_builds_the_floating_joint_as_a_second_free_flyer(floati
 
 
 @pytest.mark.parametrize("floating_base", [True, False])
-def test_model_equals_the_model_of_the_urdf_without_the_block(
-    floating, plain, floating_base, rng
-):
+def test_model_equals_the_model_of_the_urdf_without_the_block(floating, plain, floating_base, rng):
     model = WholeBodyModel.from_urdf(floating, floating_base=floating_base)
     # Reference: Pinocchio on the URDF without the world link and the floating joint.
     text = plain.read_text()

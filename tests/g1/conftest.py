@@ -16,4 +16,3 @@ from wbm_description import WholeBodyModel, load_robot
 @pytest.fixture(scope="session")
 def g1() -> WholeBodyModel:
     return WholeBodyModel.from_config(load_robot("g1"))
-

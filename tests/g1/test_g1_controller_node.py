@@ -67,7 +67,6 @@ class StandingG1(Node):
             self.imu_pub.publish(imu)
 
 
-
 def test_g1_controller_requires_joint_states_and_imu_only(g1, tmp_path):
     env = dict(os.environ)
     env.setdefault("ROS_DOMAIN_ID", str(random.randint(1, 200)))
@@ -112,8 +111,10 @@ def test_g1_controller_requires_joint_states_and_imu_only(g1, tmp_path):
         robot.imu_on = False
         assert spin_until(
             executor,
-            lambda: robot.diagnostics
-            and robot.diagnostics[-1].status[0].level == DiagnosticStatus.WARN,
+            lambda: (
+                robot.diagnostics
+                and robot.diagnostics[-1].status[0].level == DiagnosticStatus.WARN
+            ),
             10.0,
         )
         reason = robot.diagnostics[-1].status[0].message

@@ -61,10 +61,12 @@ def received(rclpy_node, start_node, config, full_model):
     odom = node.create_publisher(Odometry, "ground_truth/odom", 10)
     assert spin_until(
         node,
-        lambda: joint_states.get_subscription_count() >= 1
-        and odom.get_subscription_count() >= 1
-        and out["tf_static"]
-        and out["description"],
+        lambda: (
+            joint_states.get_subscription_count() >= 1
+            and odom.get_subscription_count() >= 1
+            and out["tf_static"]
+            and out["description"]
+        ),
         60.0,
     ), f"the state publisher did not come up: {process.stderr()}"
 

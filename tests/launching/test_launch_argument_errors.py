@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LAUNCH = ROOT / "launch"
 ICUB_CONFIG = str(ROOT / "config" / "icub")
 
+
 def test_the_controller_and_robot_interface_have_hooks():
     for package, executable in (
         ("wbm_control", "wbm_controller"),
@@ -39,6 +40,7 @@ def case(file: str, argument: str, value: str, **extra):
     """One bad value of one argument (``extra``: other arguments given with it)."""
     name = f"{file.split('.')[0]}-{argument}:={value}" + "".join(f"+{k}" for k in extra)
     return pytest.param(file, argument, value, extra, id=name)
+
 
 LOCKSTEP_PRIORITY = {"pacing": "lockstep", "lockstep_priority": "true"}
 

@@ -79,8 +79,7 @@ class RealtimeOutcome:
                 line += " (the loop's hand-over and receive threads; the others normal)"
             return line
         return (
-            f"realtime_priority {self.priority} not applied, normal scheduling kept: "
-            f"{self.error}"
+            f"realtime_priority {self.priority} not applied, normal scheduling kept: {self.error}"
         )
 
 

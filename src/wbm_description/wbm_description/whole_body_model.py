@@ -75,7 +75,6 @@ def _representation(value: Representation | str) -> Representation:
         raise InputError("representation", "'mixed' or 'body'", value) from None
 
 
-
 def check_depth_first(model: pin.Model, source: Path | str | None = None) -> None:
     """Refuse a Pinocchio model whose joints are not numbered depth-first.
 

@@ -367,8 +367,9 @@ class WalkingController:
             offset = None
             if s.step_timing_weight > 0.0:
                 touchdown = sm.phase_start + s.single_support_duration
-                offset = schedule_dcm(sm.schedule(t), touchdown, s.omega) - (
-                    self.geometry.feet.center(sm.swing_target)[:2]
+                offset = (
+                    schedule_dcm(sm.schedule(t), touchdown, s.omega)
+                    - (self.geometry.feet.center(sm.swing_target)[:2])
                 )
             self._nominal_swing = (sm.phase_start, sm.swing_target, offset)
         remaining = sm.phase_end - t
