@@ -68,7 +68,7 @@ class StatePublisherSettings(Settings):
         ge=0.0,
         le=1000.0,
         unit="Hz",
-        doc="marker publications per wall second (a steady timer, as a viewer refreshes, "
+        doc="marker publications per wall second (steady clock, as a viewer refreshes, "
         "whatever the robot's pace); 0 disables markers",
     )
     ground_height: float = setting(0.0, unit="m", doc="height of the ground plane")

@@ -81,6 +81,7 @@ from tf2_msgs.msg import TFMessage
 from wbm_bringup.benchmarks.process_guard import owned_processes
 from wbm_bringup.launching import LaunchRunner, plan_launch
 from wbm_bringup.share import launch_file
+from wbm_description.process_cpu import process_cpu_seconds
 from wbm_description.ros.cycle_timing import timing_rows
 from wbm_description.ros.input_thread import InputThread
 
@@ -288,15 +289,6 @@ def measure(
                 with log.open("a") as file:
                     file.write(f"===== {pacing} {rate:g} Hz\n{output.getvalue()}")
     return summarize(record, rate, wall, cpu_used)
-
-
-def process_cpu_seconds(pid: int) -> float:
-    """CPU time (user + system) a process used so far [s], from ``/proc`` (NaN without it)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return float("nan")
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def summarize(

@@ -40,6 +40,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
 
+from wbm_description.process_cpu import process_cpu_seconds
 from wbm_description.registry import load_robot
 from wbm_description.ros.messages import odometry_message
 from wbm_description.state_publisher_settings import StatePublisherSettings
@@ -50,11 +51,10 @@ KEEP_UP_RATIO = 0.99
 DECIMATED_KEEP_UP_RATIO = 0.9
 """Share of ``min(rate, publish_frequency)`` TF per second the decimated node must publish."""
 
-CONFIGURATIONS = {
-    "every message": ["-p", "publish_frequency:=0.0", "-p", "input_rate:=0.0"],
-    "defaults": [],
-}
-"""The node's configurations benchmarked (ROS arguments beside the parameters file)."""
+EVERY_MESSAGE = ["-p", "publish_frequency:=0.0", "-p", "input_rate:=0.0"]
+CONFIGURATIONS = {"every message": EVERY_MESSAGE, "defaults": []}
+"""The node's configurations benchmarked (ROS arguments beside the parameters file); the DDS
+reference rows are printed with the first."""
 
 
 class _Probe:
@@ -130,12 +130,6 @@ def _row(
     )
 
 
-def _cpu_seconds(pid: int) -> float:
-    """CPU time (user + system) of a process so far [s], from ``/proc``."""
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _start_node(robot: str, arguments: list[str]) -> subprocess.Popen:
     return subprocess.Popen(
         [
@@ -197,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         print(header)
         print("-" * len(header))
         best: dict[str, float] = {}
-        for name, arguments in CONFIGURATIONS.items():
+        for index, (name, arguments) in enumerate(CONFIGURATIONS.items()):
             node_process = _start_node(args.robot, arguments)
             deadline = time.monotonic() + 60.0
             while (
@@ -222,18 +216,18 @@ def main(argv: list[str] | None = None) -> int:
             probe.run(100.0, 1.0, rng)  # warm-up
             best[name] = 0.0
             for rate in args.rates:
-                if name == next(iter(CONFIGURATIONS)):
+                if index == 0:
                     sent, latencies = reference.run(rate, args.seconds, rng)
                     print(
                         _row("DDS only (ref)", rate, sent, latencies, sent, KEEP_UP_RATIO),
                         flush=True,
                     )
-                cpu_before, wall_before = _cpu_seconds(node_process.pid), time.monotonic()
+                cpu_before, wall_before = process_cpu_seconds(node_process.pid), time.monotonic()
                 sent, latencies = probe.run(rate, args.seconds, rng)
-                cpu = (_cpu_seconds(node_process.pid) - cpu_before) / (
+                cpu = (process_cpu_seconds(node_process.pid) - cpu_before) / (
                     time.monotonic() - wall_before
                 )
-                if arguments:
+                if arguments is EVERY_MESSAGE:
                     expected, needed = float(sent), KEEP_UP_RATIO
                 else:
                     expected, needed = sent * min(1.0, frequency / rate), DECIMATED_KEEP_UP_RATIO
