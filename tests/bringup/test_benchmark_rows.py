@@ -64,6 +64,33 @@ def test_stage_means_add_up_to_the_lockstep_cycle():
     assert result["rtf"] == pytest.approx(2.0, rel=1e-9)
 
 
+def test_command_to_next_step_of_a_loop_one_sample_ahead():
+    # A synthetic lockstep loop with command_delay of one period: sample k + 1's step starts
+    # 0.1 ms after sample k is published (the simulator does not wait for command k), and
+    # sample k + 2's step 0.15 ms after command k arrived. "command to next step" pairs each
+    # command with the step it lets start, two samples later: 0.15 ms, not the negative gap
+    # to the step already running.
+    from wbm_bringup.ros.benchmark_bringup import ProbeRecord, summarize
+
+    record = ProbeRecord()
+    n = 200
+    cycle = 0.5e-3
+    for k in range(n):
+        t0 = 100.0 + cycle * k
+        stamp = 2_000_000 * (k + 1)
+        record.robot_rows.append([stamp, 0.0, t0, t0 + 0.2e-3, t0 + 0.3e-3])
+        # Command k arrives 0.15 ms before sample k + 2's step starts (at t0 + 2 cycles).
+        record.robot_rows.append([stamp, 1.0, t0 + 2 * cycle - 0.15e-3, 0.0, 0.0])
+        record.controller_rows.append([stamp, t0 + 0.4e-3, t0 + 0.5e-3, t0 + 0.7e-3, t0 + 0.75e-3])
+    result = summarize(record, 500.0, wall=n * cycle, lead=1)
+    assert result["next_step_median"] == pytest.approx(0.15e-3, abs=1e-9)
+    assert result["next_step_p99"] == pytest.approx(0.15e-3, abs=1e-9)
+    assert result["total_median"] == pytest.approx(2 * cycle - 0.15e-3 - 0.2e-3, abs=1e-9)
+    assert result["rtf"] == pytest.approx(4.0, rel=1e-9)  # 2 ms of robot time per 0.5 ms
+    # Without the lead the same rows pair each command with the step already under way.
+    assert summarize(record, 500.0, wall=n * cycle)["next_step_median"] < 0.0
+
+
 @pytest.mark.parametrize("kind", ["script", "recorder", "waitset"])
 def test_every_probe_kind_counts_every_message_while_recording(kind):
     # The probe's figures (probe js/s, tf/s) are counts of arrivals: each kind must see every

@@ -92,14 +92,20 @@ def test_the_demo_launch_stands_moves_the_hand_takes_the_push_and_ends_cleanly()
 
 
 @pytest.mark.parametrize(
-    ("robot_side", "lockstep_priority"), [("mujoco", "false"), ("simulator", "loop")]
+    ("robot_side", "lockstep_priority", "command_delay"),
+    [("mujoco", "false", "0.0"), ("simulator", "loop", "0.0"), ("simulator", "false", "0.002")],
 )
-def test_simulation_bringup_keeps_icub_up_in_lockstep(robot_side, lockstep_priority):
+def test_simulation_bringup_keeps_icub_up_in_lockstep(
+    robot_side, lockstep_priority, command_delay
+):
+    """command_delay 0.002: the simulator one sample ahead of the controller (which answers
+    every sample in order, trigger every_sample), each command acting one period late."""
     launch = wbm_launch(
         "sim.launch.yaml",
         "pacing:=lockstep",
         f"robot_side:={robot_side}",
         f"lockstep_priority:={lockstep_priority}",
+        f"command_delay:={command_delay}",
     )
     probe = Probe()
     try:
@@ -107,6 +113,7 @@ def test_simulation_bringup_keeps_icub_up_in_lockstep(robot_side, lockstep_prior
         assert_stood(probe, launch)
         assert_no_safe_mode(launch.output)
         assert_loop_closed_soon_after_the_controller_started(probe, launch)
+        assert "joint_commands dropped" not in launch.output, launch.output[-3000:]
         if lockstep_priority == "false":
             # The launch's realtime_priority (50) is for realtime pacing: in lockstep (without
             # lockstep_priority) every node keeps normal scheduling, so that the subscribers

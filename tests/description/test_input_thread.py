@@ -263,3 +263,92 @@ def test_every_calls_on_the_thread_on_a_wall_clock_grid_holding_the_lock(context
     assert 20 <= count <= 41, count
     assert all(name == "input_thread_every_inputs" and locked for _, name, locked in calls)
     node.destroy_node()
+
+
+def test_an_ordered_thread_hands_a_late_message_over_before_the_next_samples(context):
+    """A sample's last message comes after the next sample's first (a lockstep robot one sample
+    ahead, DDS not ordering topics): an ordered thread hands it over first, so a consumer that
+    keeps the latest stamp per topic (as the controller's inputs) sees every sample complete.
+    The plain thread hands them over as taken: sample 1 is never complete (the reference, so
+    the scene does reproduce the race). A topic that stops holds the others back for
+    HOLD_BACK at most."""
+    from wbm_description.ros.input_thread import HOLD_BACK
+
+    def run(ordered: bool, name: str) -> tuple[list[tuple[str, int]], list[int], dict]:
+        publisher_node = rclpy.create_node(f"ordered_publisher_{name}", context=context)
+        node = rclpy.create_node(f"ordered_node_{name}", context=context)
+        inputs = InputThread(node, ordered=ordered)
+        qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        handed: list[tuple[str, int]] = []
+        latest: dict[str, int] = {}
+        complete: list[int] = []
+        arrived: dict[tuple[str, int], float] = {}
+
+        def on_message(topic: str, message) -> None:
+            stamp = message.header.stamp.sec
+            handed.append((topic, stamp))
+            arrived[(topic, stamp)] = time.monotonic()
+            latest[topic] = stamp
+            if len(latest) == 3 and len(set(latest.values())) == 1 and stamp not in complete:
+                complete.append(stamp)
+
+        def header_stamp(message) -> int:
+            return message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
+
+        publishers = {}
+        for topic in ("a", "b", "c"):
+            inputs.subscribe(
+                JointState,
+                topic,
+                lambda message, t=topic: on_message(t, message),
+                qos,
+                stamp=header_stamp if ordered else None,
+            )
+            publishers[topic] = publisher_node.create_publisher(JointState, topic, qos)
+        inputs.start()
+        published: dict[tuple[str, int], float] = {}
+
+        def send(topic: str, stamp: int, settle: float = 0.03) -> None:
+            message = JointState()
+            message.header.stamp.sec = stamp
+            published[(topic, stamp)] = time.monotonic()
+            publishers[topic].publish(message)
+            time.sleep(settle)  # mostly taken in a wake-up of its own (either way: same order)
+
+        try:
+            deadline = time.monotonic() + WAIT
+            while any(p.get_subscription_count() == 0 for p in publishers.values()):
+                assert time.monotonic() < deadline, "the thread's subscriptions did not match"
+                time.sleep(0.01)
+            send("a", 1)
+            send("b", 1)
+            send("a", 2)  # before sample 1's c: taken first
+            send("c", 1)
+            send("b", 2)
+            send("c", 2)
+            send("a", 3, settle=0.0)  # sample 3 never gets its c: the topic stopped
+            send("b", 3, settle=0.0)
+            send("a", 4, settle=0.0)
+            deadline = time.monotonic() + WAIT
+            while len(handed) < 9 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.1)
+        finally:
+            inputs.stop()
+        delays = {key: arrived[key] - published[key] for key in arrived}
+        return handed, complete, delays
+
+    handed, complete, delays = run(True, "ordered")
+    assert handed[:6] == [("a", 1), ("b", 1), ("c", 1), ("a", 2), ("b", 2), ("c", 2)]
+    assert complete == [1, 2]
+    # Sample 3's messages go at once (sample 2 is complete); sample 4's waits for sample 3's c
+    # until HOLD_BACK (a lower bound: it cannot come sooner; 5 s: a loaded machine).
+    assert sorted(handed[6:]) == [("a", 3), ("a", 4), ("b", 3)]
+    assert HOLD_BACK <= delays[("a", 4)] < 5.0
+    plain, plain_complete, _ = run(False, "plain")
+    assert plain[:4] == [("a", 1), ("b", 1), ("a", 2), ("c", 1)]
+    assert plain_complete == [2]  # sample 1 never complete
+    with pytest.raises(ValueError, match="newest"):
+        InputThread(rclpy.create_node("ordered_newest", context=context), ordered=True).subscribe(
+            JointState, "x", print, QoSProfile(depth=1), newest=True
+        )

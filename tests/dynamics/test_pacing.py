@@ -191,6 +191,103 @@ def test_lockstep_advances_exactly_one_control_period_per_command(panda):
     assert backend.time == pytest.approx(0.22, abs=1e-12)
 
 
+def test_lockstep_with_a_command_delay_runs_ahead_and_acts_each_command_on_its_step(panda):
+    """command_delay of two control periods: the first command advances three periods (the
+    robot two samples ahead), every later one one; each command acts on exactly the step two
+    periods after the sample it answers. Against the simulator core stepped by hand with the
+    commands shifted by two periods: bit for bit."""
+    loop, backend, recorder = make_loop(
+        panda, pacing="lockstep", control_rate=50.0, command_delay=0.04, command_timeout=0.1
+    )
+    assert loop.lead == 2
+    reference = Simulator(panda, SimulatorSettings())
+    loop.start(thread=False)
+    hold = backend.hold_posture_command()
+    reference.set_command(hold)
+    q0 = panda.initial_configuration()
+    gravity = panda.gravity_forces(q0)
+    commands = [JointCommand(position=q0 + 0.02 * k, effort=gravity) for k in range(8)]
+    for k, command in enumerate(commands):
+        # The command answering sample k (stamp 0.02 k), as a controller answers in order.
+        loop.command(all_joints(panda, position=command.position, effort=gravity), 0.02 * k)
+        if k == 0:
+            # The robot goes two samples ahead on the held posture before c0 acts.
+            assert [o.time for o in recorder.published] == pytest.approx([0, 0.02, 0.04, 0.06])
+            reference.step(20)
+            reference.step(20)
+            for outputs, time_ in zip(recorder.published[1:3], (0.02, 0.04), strict=True):
+                assert outputs.time == pytest.approx(time_, abs=1e-12)
+        else:
+            assert len(recorder.published) == 4 + k
+        reference.set_command(command)  # acts over [0.02 (k + 2), 0.02 (k + 3)]
+        reference.step(20)
+        outputs = recorder.published[-1]
+        assert outputs.time == pytest.approx(0.02 * (k + 3), abs=1e-12)
+        expected = reference.readings()
+        np.testing.assert_array_equal(outputs.readings.joint_positions, expected.joint_positions)
+        np.testing.assert_array_equal(outputs.readings.joint_efforts, expected.joint_efforts)
+    # Not the undelayed loop's states: the delay changed the motion.
+    undelayed, _, plain = make_loop(
+        panda, pacing="lockstep", control_rate=50.0, command_timeout=0.1
+    )
+    undelayed.start(thread=False)
+    for k, command in enumerate(commands):
+        undelayed.command(all_joints(panda, position=command.position, effort=gravity), 0.02 * k)
+    late = [o for o in recorder.published if o.time == pytest.approx(0.16, abs=1e-12)][0]
+    early = [o for o in plain.published if o.time == pytest.approx(0.16, abs=1e-12)][0]
+    assert np.abs(late.readings.joint_positions - early.readings.joint_positions).max() > 1e-4
+    # After a reset the robot goes ahead again at the first command; no old command acts.
+    loop.reset()
+    loop.command(all_joints(panda, effort=gravity), 0.0)
+    assert [o.time for o in recorder.published[-4:]] == pytest.approx([0, 0.02, 0.04, 0.06])
+
+
+def test_realtime_command_delay_holds_a_command_back_until_its_step(panda):
+    """command_delay 4 ms, 2 ms publications: a command answering the sample of 2 ms acts from
+    the step that starts at 6 ms; the efforts read before are the start's posture hold's."""
+    loop, backend, recorder = make_loop(panda, pacing="realtime", command_delay=0.004)
+    loop.start(thread=False)
+    loop.run_once()
+    assert recorder.published[-1].time == pytest.approx(CHUNK, abs=1e-12)
+    effort = np.full(panda.ndof, 0.5)
+    loop.command(all_joints(panda, effort=effort), CHUNK)
+    efforts = []
+    for _ in range(4):
+        loop.run_once()
+        efforts.append(recorder.published[-1].readings.joint_efforts)
+    times = [o.time for o in recorder.published[-4:]]
+    assert times == pytest.approx([0.004, 0.006, 0.008, 0.010], abs=1e-12)
+    # The step to 4 ms and the one to 6 ms still on the hold, the one from 6 ms on the command.
+    for before in efforts[:2]:  # the hold's feed-forward plus its PD: not the command
+        assert not np.allclose(before, effort) and np.isfinite(before).all()
+    np.testing.assert_array_equal(efforts[2], effort)
+    np.testing.assert_array_equal(efforts[3], effort)
+    # A reset drops a command still held back.
+    loop.command(all_joints(panda, effort=2 * effort), recorder.published[-1].time)
+    loop.reset()
+    for _ in range(4):
+        loop.run_once()
+    assert not np.allclose(recorder.published[-1].readings.joint_efforts, 2 * effort)
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        ({"command_delay": 0.015}, "whole number of control periods"),
+        ({"command_delay": 0.02, "command_timeout": 0.02}, "less than command_timeout"),
+    ],
+)
+def test_a_lockstep_command_delay_must_fit_the_loop(panda, settings, expected):
+    with pytest.raises(ConfigError) as error:
+        make_loop(panda, pacing="lockstep", control_rate=100.0, **settings)
+    assert error.value.key == "command_delay" and expected in str(error.value)
+    # A delay of whole periods, with the watchdog off, is fine.
+    loop, _, _ = make_loop(
+        panda, pacing="lockstep", control_rate=100.0, command_delay=0.03, command_timeout=0.0
+    )
+    assert loop.lead == 3
+
+
 def test_lockstep_republishes_the_state_until_the_first_command(panda):
     clock = FakeClock()
     loop, backend, recorder = make_loop(panda, clock, pacing="lockstep")
@@ -347,6 +444,16 @@ def test_a_real_robot_is_paced_by_itself(icub):
                 UnreachedHardware(icub), settings, publish=print, log=print, source="params.yaml"
             )
         assert error.value.key == "pacing" and error.value.path == "params.yaml"
+    # Nor does a real robot's bus take a simulated delay.
+    with pytest.raises(ConfigError) as error:
+        PacingLoop(
+            UnreachedHardware(icub),
+            RobotInterfaceSettings(command_delay=0.002),
+            publish=print,
+            log=print,
+            source="params.yaml",
+        )
+    assert error.value.key == "command_delay" and "real-time backend" in str(error.value)
 
 
 def test_a_lasting_trip_is_logged_even_when_the_throttle_held_its_log_back(panda):

@@ -216,6 +216,65 @@ def test_lockstep_follows_position_and_effort_commands_exactly(tmp_path, probe, 
     assert "NaN" in text
 
 
+def test_lockstep_with_a_command_delay_runs_ahead_and_acts_each_command_one_period_later(
+    tmp_path, probe, panda
+):
+    """command_delay of one control period: answering the first sample lets the node publish
+    two (it runs one sample ahead without waiting); the probe then answers every sample in order,
+    stamped, with a PD law on it. Against the simulator core stepped in-process with each
+    command acting one period after its sample (the first period on no command): bit for bit."""
+    names = list(panda.joint_names)
+    q0 = panda.initial_configuration()
+    target = q0 + 0.05
+    gravity = panda.gravity_forces(q0)
+    limit = 0.9 * panda.torque_limits  # every command valid (the node rejects one beyond)
+    parameters = {
+        "robot": "panda",
+        "pacing": "lockstep",
+        "control_rate": 100.0,
+        "command_delay": 0.01,
+        "hold_posture_at_start": False,
+    }
+    commands = []
+    states = []
+    with node_process(tmp_path / "node.log", parameters):
+        probe.wait_for_connection()
+        state = probe.messages["joint_states"][-1]
+        assert stamp(state) == 0.0
+        for k in range(40):
+            states.append(state)
+            error = target - np.array(state.position)
+            effort = np.clip(gravity + 5.0 * error - 0.5 * np.array(state.velocity), -limit, limit)
+            commands.append(JointCommand(effort=effort))
+            probe.commands.publish(
+                joint_state_message(names, effort=effort, stamp_seconds=stamp(state))
+            )
+            if k == 0:  # ahead: samples 1 and 2 come on this one command
+                probe.spin_until(
+                    lambda: any(stamp(m) > 0.015 for m in probe.messages["joint_states"]),
+                    20.0,
+                    "two samples after the first command",
+                )
+            state = wait_new_state(probe, stamp(state))
+        states.append(state)
+    reference = Simulator(panda, SimulatorSettings())
+    reference.step(10)  # the first period: no command yet acts (the node's hold is off)
+    np.testing.assert_array_equal(states[1].position, reference.readings().joint_positions)
+    for k, command in enumerate(commands[:-1]):
+        reference.set_command(command)  # command k acts over [t_(k+1), t_(k+2)]
+        reference.step(10)
+        expected = reference.readings()
+        state = states[k + 2]
+        assert stamp(state) == pytest.approx(reference.time, abs=1e-9)
+        np.testing.assert_array_equal(state.position, expected.joint_positions)
+        np.testing.assert_array_equal(state.velocity, expected.joint_velocities)
+        np.testing.assert_array_equal(state.effort, expected.joint_efforts)
+    assert stamp(states[-1]) == pytest.approx(0.40, abs=1e-9)
+    assert "rejected" not in read_log(tmp_path / "node.log")
+    # The law moved the arm (the commands are in the loop, not constant).
+    assert np.abs(np.array(states[-1].position) - np.array(states[1].position)).max() > 1e-3
+
+
 def closed_loop_run(tmp_path, probe, model, run: int, cycles: int = 120):
     """A deterministic controller in the loop: PD + gravity feed-forward from joint_states."""
     names = list(model.joint_names)

@@ -80,6 +80,9 @@ CASES = [
     case("sim.launch.yaml", "namespace", "bad/name!"),
     case("sim.launch.yaml", "namespace", "1robot"),
     case("sim.launch.yaml", "use_sim_time", "banana"),
+    case("sim.launch.yaml", "command_delay", "-0.002"),
+    case("sim.launch.yaml", "command_delay", "0.003", pacing="lockstep"),  # not whole periods
+    case("sim.launch.yaml", "command_delay", "0.02", pacing="lockstep"),  # the watchdog's
     case("sim.launch.yaml", "use_sim_time", "2"),
     case("sim.launch.yaml", "config_directory", "/nonexistent"),
     # robot.launch.yaml
@@ -108,6 +111,7 @@ CASES = [
     case("demo.launch.yaml", "contact_model", "x"),
     case("demo.launch.yaml", "pacing", "x"),
     case("demo.launch.yaml", "control_rate", "0"),
+    case("demo.launch.yaml", "command_delay", "0.001"),  # lockstep: half a period at 500 Hz
     case("demo.launch.yaml", "control_rate", "-5"),
     case("demo.launch.yaml", "realtime_priority", "-1"),
     case("demo.launch.yaml", "watcher_priority", "-1"),
@@ -158,6 +162,7 @@ def test_a_bad_argument_is_refused_before_anything_starts(tmp_path, file, argume
         ("sim.launch.yaml", {"robot_side": "mujoco", "viewer": "true", "record": "<new>"}),
         ("sim.launch.yaml", {"namespace": "robot/left", "use_sim_time": "false"}),
         ("sim.launch.yaml", {"realtime_priority": "50"}),
+        ("sim.launch.yaml", {"pacing": "lockstep", "command_delay": "0.004"}),
         ("robot.launch.yaml", {"base_pose_topic": "ground_truth/odom", "trigger": "inputs"}),
         ("demo.launch.yaml", {"viewer": "true", "record": "<new>", "hand_duration": "1.5"}),
         ("demo.launch.yaml", {"controller_mode": "ik", "end_time": "6.0"}),

@@ -78,3 +78,20 @@ def test_clocks_on_different_time_bases_and_no_limit_never_skip():
     assert all(sample(unlimited, k, 19 * PERIOD) for k in range(20))
     with pytest.raises(InputError, match="max_sample_age"):
         ControllerInputs(NDOF, SENSORS, stale_timeout=STALE, max_sample_age=0.0)
+
+
+def test_the_every_sample_trigger_answers_a_backlog_in_order():
+    """Trigger every_sample (a lockstep simulator with a command_delay runs samples ahead of the
+    commands): the same backlog as above is answered whole, in order, none skipped, even with a
+    max_sample_age given (it does not apply); a repeated or partial stamp is still not due."""
+    inputs = ControllerInputs(
+        NDOF, SENSORS, stale_timeout=STALE, trigger="every_sample", max_sample_age=MAX_AGE
+    )
+    assert inputs.max_sample_age is None
+    assert all(sample(inputs, k, k * PERIOD) for k in range(10))
+    clock = 19 * PERIOD
+    assert [k for k in range(10, 20) if sample(inputs, k, clock)] == list(range(10, 20))
+    assert inputs.skipped == 0
+    assert not sample(inputs, 19, clock)  # the same stamp again: answered once
+    stamp = round(20 * PERIOD * 1e9)
+    assert not inputs.set_imu(IMU, time=clock, stamp=stamp)  # a partial sample: not due

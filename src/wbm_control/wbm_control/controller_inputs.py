@@ -12,7 +12,8 @@ questions:
   the clock jumps and the tick saw the inputs still waiting in their queues as stale (the soak
   run's holds outside pushes named ``ft/...`` and ``imu``, never ``joint_states``, which is
   taken right after the clock); one tick later they have been taken;
-- trigger ``"inputs"``: a step is due once every required input of a new stamp has arrived;
+- trigger ``"inputs"`` (and ``"every_sample"``): a step is due once every required input of a
+  new stamp has arrived;
   exactly once per stamp, never for a partial or a repeated one. A complete sample that a newer
   one already superseded (its stamp more than ``max_sample_age`` behind the node's clock, which
   follows the robot's newest ``/clock``) is skipped: when the controller falls behind (a loaded
@@ -22,7 +23,10 @@ questions:
   late every 7th sample drops it). It then answers the newest sample. Never skipped: in lockstep
   (the clock waits for the command), when the last answer is ``stale_timeout / 2`` old (the
   controller keeps commanding whatever the load), and when the clock and the stamps are not on
-  one time base (more than :data:`COMPARABLE_AGE` apart);
+  one time base (more than :data:`COMPARABLE_AGE` apart). Trigger ``"every_sample"`` never
+  skips: every complete sample is answered, in order (a lockstep simulator with a
+  ``command_delay`` publishes samples ahead of the commands and advances one control period per
+  command: a skipped sample would cost it the command its next step waits for);
 - the wall-clock watchdog: under sim time the control loop stops with ``/clock`` when the robot
   side dies, so silence of ``joint_states`` in wall time (a monotonic clock) is watched too;
 - a restart of the robot's time (:meth:`ControllerInputs.restart`, when the joint state guard,
@@ -72,7 +76,8 @@ class ControllerInputs:
         sensors: F/T sensor names (robot config): each is a required input ``ft/<name>``.
         stale_timeout: An input older than this is stale [s] (node clock).
         trigger: ``"timer"`` (the node steps on its timer; :meth:`set_joint_states` and the
-            others never ask for a step) or ``"inputs"`` (one step per complete stamp).
+            others never ask for a step), ``"inputs"`` (one step per complete stamp) or
+            ``"every_sample"`` (the same, never skipping a sample).
         wall_timeout: The watchdog trips after ``max(wall_timeout, stale_timeout)`` [s] of
             wall time without joint_states.
         max_sample_age: Trigger ``"inputs"``: a complete sample whose stamp is more than this
@@ -112,7 +117,7 @@ class ControllerInputs:
         self.watchdog_timeout = max(float(wall_timeout), self.stale_timeout)
         if max_sample_age is not None and not max_sample_age > 0.0:
             raise InputError("max_sample_age", "a positive duration [s] or None", max_sample_age)
-        self.max_sample_age = max_sample_age
+        self.max_sample_age = max_sample_age if trigger == "inputs" else None
         self.skipped = 0
         self._last_answer: float | None = None
         self.joint_positions: np.ndarray | None = None
@@ -190,9 +195,9 @@ class ControllerInputs:
         self.ground_truth = None
 
     def _arrived(self, name: str, time: float, stamp: int) -> bool:
-        """Note an input; with trigger "inputs", whether its stamp completes a new sample."""
+        """Note an input; with a sample trigger, whether its stamp completes a new sample."""
         self._received[name] = time
-        if self.trigger != "inputs":
+        if self.trigger == "timer":
             return False
         stamps = self._stamps
         stamps[name] = stamp

@@ -26,7 +26,7 @@ from wbm_description.realtime_priority import THREAD_SCOPES
 from wbm_description.settings import Settings, setting
 
 MODES = ("ik", "torque")
-TRIGGERS = ("timer", "inputs")
+TRIGGERS = ("timer", "inputs", "every_sample")
 
 
 def _weight(default: float, doc: str = "QP weight of the task") -> Any:
@@ -342,7 +342,9 @@ class ControllerSettings(Settings):
     control_rate: float = setting(500.0, doc="control loop rate", unit="Hz", ge=1.0, le=10000.0)
     trigger: str = setting(
         "timer",
-        doc='"timer": a step every 1/control_rate; "inputs": one step per robot sample',
+        doc='"timer": a step every 1/control_rate; "inputs": one step per robot sample (the '
+        'newest, when the controller fell behind); "every_sample": one step per robot sample, '
+        "every one in order (a lockstep simulator, which may run samples ahead: command_delay)",
         choices=TRIGGERS,
     )
     stale_timeout: float = setting(

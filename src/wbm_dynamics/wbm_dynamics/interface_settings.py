@@ -54,6 +54,12 @@ class RobotInterfaceSettings(Settings):
             a minimum-jerk profile (:class:`~wbm_dynamics.watchdog.PostureReturn`: the hold at
             once slams a joint the controller held away from the initial posture) [s]; 0: at
             once.
+        command_delay: Robot time from the sample a command answers (its stamp) to the first
+            step the command acts on [s]: a simulated bus or actuation latency (0: at once, the
+            next step after its arrival). In lockstep a whole number of control periods: the
+            robot then runs that many samples ahead of the commands, so the simulator steps
+            while the controller computes (:class:`~wbm_dynamics.pacing.PacingLoop`). Only for a
+            steppable backend (a real robot has its own latency).
         push_duration: How long a wrench received on ``apply_wrench`` acts [s].
         realtime_priority: SCHED_FIFO priority (1-99) of the node's threads, where permitted
             (:mod:`wbm_description.realtime_priority`); 0: normal scheduling.
@@ -115,6 +121,14 @@ class RobotInterfaceSettings(Settings):
         unit="s",
         doc="hold_posture: robot time over which the trip's references go from the joint "
         "positions at the trip to the posture hold's (minimum jerk); 0: at once",
+    )
+    command_delay: float = setting(
+        0.0,
+        ge=0.0,
+        unit="s",
+        doc="robot time from a sample to the first step its command acts on (a bus or "
+        "actuation latency); lockstep: a whole number of control periods, the robot that far "
+        "ahead of the commands; steppable backends only",
     )
     push_duration: float = setting(0.1, gt=0.0, unit="s", doc="duration of an apply_wrench push")
     realtime_priority: int = setting(

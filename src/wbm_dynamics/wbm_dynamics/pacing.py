@@ -30,7 +30,18 @@
   answering the new time 0 applied a fallen robot's torques to the reset one). A stamp
   of 0 means unstamped: the command counts as answering the current time;
 - ``hold_posture_at_start``: at start and after a reset, the backend holds
-  :meth:`~wbm_dynamics.backends.backend.RobotBackend.hold_posture_command` until a command comes.
+  :meth:`~wbm_dynamics.backends.backend.RobotBackend.hold_posture_command` until a command comes;
+- ``command_delay`` (a simulated bus or actuation latency): a command answering the sample of
+  robot time ``s`` is held back until the first step that starts at or after ``s +
+  command_delay`` (0: written at once, acting on the next step). In lockstep the delay is a whole
+  number ``n`` of control periods and the robot runs ``n`` samples ahead of the commands: the
+  first command after the start or a reset advances ``n + 1`` control periods (publishing each)
+  instead of one, and every later command one. So the sample a command answers was published
+  ``n`` samples before the one its arrival lets the robot step to: the simulator steps while the
+  controller computes (the two sides of the loop run at once, not in turns), and the loop stays
+  deterministic, each command acting on exactly the step ``command_delay`` after its sample, as
+  with a robot whose bus delivers a command one or more cycles after the reading it answers.
+  A controller in such a loop answers every sample in order (its ``answer_every_sample``).
 
 Calls into the backend are serialized by one lock (the thread, and the node's callbacks through
 :meth:`PacingLoop.command`, :meth:`PacingLoop.push`, :meth:`PacingLoop.reset`); publishing happens
@@ -43,6 +54,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,6 +147,44 @@ Log = Callable[[str, str], None]
 """``log(level, text)`` with level "info", "warning" or "error"."""
 
 
+def lockstep_lead(
+    settings: RobotInterfaceSettings, control_period: float, source: str | Path | None = None
+) -> int:
+    """Samples a lockstep robot runs ahead of the commands: ``command_delay`` in control periods.
+
+    Args:
+        settings: The node's settings (``command_delay``, ``command_timeout``).
+        control_period: Robot time one command advances [s].
+        source: Where the settings came from, for errors.
+
+    Raises:
+        ConfigError: A command delay that is not a whole number of control periods, or not less
+            than a ``command_timeout`` that is on (each command arrives ``command_delay`` after
+            its sample: the watchdog would drop every one as late).
+    """
+    delay = settings.command_delay
+    if delay <= 0.0:
+        return 0
+    lead = round(delay / control_period)
+    if lead < 1 or abs(lead * control_period - delay) > 1e-9:
+        raise ConfigError(
+            source,
+            "command_delay",
+            f"in lockstep a whole number of control periods ({control_period:g} s at "
+            f"control_rate {settings.control_rate:g} Hz)",
+            f"{delay:g}",
+        )
+    timeout = settings.command_timeout
+    if timeout > 0.0 and delay >= timeout:
+        raise ConfigError(
+            source,
+            "command_delay",
+            f"in lockstep less than command_timeout ({timeout:g} s), or command_timeout 0",
+            f"{delay:g}",
+        )
+    return lead
+
+
 def _steps(rate: float, period: float) -> int:
     """Backend periods per cycle of ``rate`` [Hz] (at least 1)."""
     return max(1, round(1.0 / (rate * period)))
@@ -153,8 +203,9 @@ class PacingLoop:
         source: Where the settings came from, for errors.
 
     Raises:
-        ConfigError: Lockstep or a real-time factor other than 1 with a backend that is not
-            steppable (a real robot).
+        ConfigError: Lockstep, a real-time factor other than 1 or a command delay with a
+            backend that is not steppable (a real robot); in lockstep, a command delay that is
+            not a whole number of control periods.
     """
 
     def __init__(
@@ -176,6 +227,14 @@ class PacingLoop:
                 f"realtime with real_time_factor 1 for the real-time backend {settings.backend!r}",
                 f"{settings.pacing}, real_time_factor {settings.real_time_factor:g}",
             )
+        if not backend.steppable and settings.command_delay > 0.0:
+            raise ConfigError(
+                source,
+                "command_delay",
+                f"0 for the real-time backend {settings.backend!r} (a real robot's commands "
+                "take the time its bus takes)",
+                f"{settings.command_delay:g}",
+            )
         self.backend = backend
         self.settings = settings
         self.clock: WallClock = clock if clock is not None else MonotonicClock()
@@ -187,6 +246,14 @@ class PacingLoop:
         self.control_steps = _steps(settings.control_rate, self.period)
         """Backend periods advanced per command (lockstep)."""
         self.lockstep = settings.pacing == "lockstep"
+        self.command_delay = settings.command_delay
+        self.lead = 0
+        """Lockstep: samples the robot runs ahead of the commands (``command_delay`` in control
+        periods)."""
+        if self.lockstep:
+            self.lead = lockstep_lead(settings, self.control_steps * self.period, source)
+        self._delayed: deque[tuple[float, CommandUpdate]] = deque()
+        """Commands held back by ``command_delay``: (robot time they act from [s], update)."""
         # A real robot paces itself: only a simulation is slowed down to the wall clock.
         self.follows_wall_clock = settings.pacing == "realtime" and backend.steppable
         self._ndof = len(backend.description.joint_names)
@@ -276,6 +343,7 @@ class PacingLoop:
                 if not self._trip_logged:
                     self._log_trip()  # a trip whose log the throttle held back, still lasting
                 self._return_towards_posture()
+            self._apply_due()
             started = time.monotonic()
             if not self._advance(self.publish_steps * self.period):
                 return
@@ -315,7 +383,8 @@ class PacingLoop:
     def command(self, update: CommandUpdate | None, stamp: float | None = None) -> str | None:
         """A joint command arrived: hold it merged (None: an invalid one, still counted).
 
-        In lockstep, every command, valid or not, advances one control period and publishes.
+        In lockstep, every command, valid or not, advances one control period and publishes (the
+        first after the start or a reset ``1 + lead`` of them: ``command_delay``).
 
         Args:
             update: The command, or None for an invalid one.
@@ -327,7 +396,7 @@ class PacingLoop:
             more than ``command_timeout`` before the robot time), :data:`OUT_OF_ORDER` or
             :data:`FROM_THE_FUTURE` (its stamp is after the robot time: sent before a reset).
         """
-        outputs = None
+        outputs: list[RobotOutputs] = []
         dropped = None
         with self._lock:
             self.commands_received += 1
@@ -343,16 +412,25 @@ class PacingLoop:
                     dropped = LATE
                 else:
                     self._held_stamp = answers
-                    self.backend.write(self._held.merge(update))
+                    if self.command_delay > 0.0:
+                        self._delayed.append((answers + self.command_delay, update))
+                    else:
+                        self.backend.write(self._held.merge(update))
                     if self._watchdog.command_received(answers) and self._trip_logged:
                         self._trip_logged = False
                         self._log("info", "joint_commands resumed")
             if self.lockstep and not (self.paused or self.diverged):
-                started = time.monotonic()
-                if self._advance(self.control_steps * self.period):
-                    outputs = self._outputs(started)
-        if outputs is not None:
-            self._publish(outputs)
+                # The first command after the start or a reset: the robot goes ``lead`` samples
+                # ahead first (module docstring).
+                steps = 1 + (self.lead if self.commands_received == 1 else 0)
+                for _ in range(steps):
+                    self._apply_due()
+                    started = time.monotonic()
+                    if not self._advance(self.control_steps * self.period):
+                        break
+                    outputs.append(self._outputs(started))
+        for sample in outputs:
+            self._publish(sample)
         return dropped
 
     @property
@@ -384,6 +462,7 @@ class PacingLoop:
         with self._lock:
             self.backend.reset()
             self._held.clear()
+            self._delayed.clear()
             self._held_stamp = -math.inf
             self._trips = 0
             self._watchdog.reset()
@@ -422,7 +501,16 @@ class PacingLoop:
         if self.settings.hold_posture_at_start:
             self.backend.write(self.backend.hold_posture_command())
 
+    def _apply_due(self) -> None:
+        """Write the delayed commands whose time has come (``command_delay``), oldest first."""
+        delayed = self._delayed
+        now = self.backend.time + FUTURE_TOLERANCE
+        while delayed and delayed[0][0] <= now:
+            self.backend.write(self._held.merge(delayed.popleft()[1]))
+
     def _command_timed_out(self) -> None:
+        self._apply_due()  # what the robot holds at the trip (commands still on their way: not)
+        self._delayed.clear()
         last = self._held.command()
         self._held.clear()
         if self._posture_return is not None:
@@ -492,4 +580,5 @@ __all__ = [
     "PacingLoop",
     "RobotOutputs",
     "WallClock",
+    "lockstep_lead",
 ]

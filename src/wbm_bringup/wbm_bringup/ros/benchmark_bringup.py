@@ -23,12 +23,18 @@ the robot interface on the second-to-last CPU and the controller on the last; sh
 last; any, no affinity; auto, the launch's default: split where the loop has realtime_priority,
 any otherwise; rows named ``<row>...-cpu-<layout>``). ``--cpu-dma-latency -1 0`` runs each row
 once per value of the launch's ``cpu_dma_latency`` (the loop's CPU wake-up latency request
-[us], -1: none; rows named ``<row>...-lat<value>``).
+[us], -1: none; rows named ``<row>...-lat<value>``). ``--command-delay 0 1`` runs each lockstep
+row once per value of the launch's ``command_delay`` in control periods (rows
+``<row>...-delay<n>``): with 1 the simulator runs one sample ahead of the commands and steps
+while the controller computes, each command acting one control period after its sample; the
+cycle's stages then overlap (their means no longer add up to the cycle) and "command to next
+step" is the command's arrival to the step it lets start, ``n`` samples later.
 
 How cycles are matched: a control cycle is one robot sample, published by the robot interface
-with its stamp (robot time); the controller (trigger ``inputs``) stamps its command with the
-stamp of the sample it answers. Both nodes publish per-cycle CLOCK_MONOTONIC instants on
-``~/cycle_timing`` (:mod:`wbm_description.ros.cycle_timing`); a sample is *answered* when a
+with its stamp (robot time); the controller (trigger ``inputs``, or ``every_sample`` in lockstep
+with a command delay) stamps its command with the stamp of the sample it answers. Both nodes
+publish per-cycle CLOCK_MONOTONIC instants on ``~/cycle_timing``
+(:mod:`wbm_description.ros.cycle_timing`); a sample is *answered* when a
 ``joint_commands`` with its stamp arrived at the robot interface during the run, and *in time*
 when that was within one control period of its readings being ready. Printed per row:
 
@@ -208,6 +214,7 @@ def measure(
     cpu_layout: str | None = None,
     cpu_dma_latency: int | None = None,
     probe: str = "script",
+    command_delay: int = 0,
 ) -> dict[str, float]:
     """Run the bringup with ``pacing`` at ``rate`` [Hz] and measure it (module docstring).
 
@@ -217,6 +224,8 @@ def measure(
     ``cpu_layout``: the launch's ``loop_cpus`` (None: its default, auto).
     ``cpu_dma_latency``: the launch's ``cpu_dma_latency`` (None: its default, 0).
     ``probe``: the extra subscriber's kind (:data:`PROBES`).
+    ``command_delay``: the launch's ``command_delay`` in control periods (lockstep: the robot
+    runs that many samples ahead of the commands; 0: the launch's default, none).
     """
     arguments = {
         "pacing": pacing,
@@ -230,6 +239,8 @@ def measure(
         arguments["loop_cpus"] = cpu_layout
     if cpu_dma_latency is not None:
         arguments["cpu_dma_latency"] = str(cpu_dma_latency)
+    if command_delay:
+        arguments["command_delay"] = repr(command_delay / rate)
     plan = plan_launch(launch, arguments)
     output = io.StringIO()
     runner = LaunchRunner(plan.processes, stream=output)
@@ -288,16 +299,24 @@ def measure(
             if log is not None:
                 with log.open("a") as file:
                     file.write(f"===== {pacing} {rate:g} Hz\n{output.getvalue()}")
-    return summarize(record, rate, wall, cpu_used)
+    return summarize(
+        record, rate, wall, cpu_used, lead=command_delay if pacing == "lockstep" else 0
+    )
 
 
 def summarize(
-    record: ProbeRecord, rate: float, wall: float, cpu_used: dict[str, float] | None = None
+    record: ProbeRecord,
+    rate: float,
+    wall: float,
+    cpu_used: dict[str, float] | None = None,
+    lead: int = 0,
 ) -> dict[str, float]:
     """The row's figures from the probe's record (module docstring).
 
     ``cpu_used``: CPU time each node's process used during the measurement [s], by node name;
     reported per cycle (``cpu_<node>`` [s], the figure least sensitive to other load).
+    ``lead``: samples a lockstep robot runs ahead of the commands (``command_delay`` in control
+    periods): the command of sample k lets the step to sample k + lead + 1 start.
     """
     robot = np.array(record.robot_rows).reshape(-1, 5)
     samples = robot[(robot[:, 1] == 0.0) & (robot[:, 2] > 0.0)]  # publications after a step
@@ -328,7 +347,7 @@ def summarize(
             stages["total"].append(back_at - sample[3])
     # The command's arrival to the step it lets start (lockstep: reading and applying it; in
     # realtime the wait for the next period).
-    after = samples[1:, 2] - arrived[:-1]
+    after = samples[1 + lead :, 2] - arrived[: len(arrived) - 1 - lead]
     stages["next_step"] = after[np.isfinite(after)].tolist()
     simulated = (stamps[-1] - stamps[0]) * 1e-9
     result = {
@@ -623,6 +642,16 @@ def main(argv: list[str] | None = None) -> int:
         "-probe-<kind>)",
     )
     parser.add_argument(
+        "--command-delay",
+        type=int,
+        nargs="+",
+        default=None,
+        help="the launch's command_delay for the lockstep rows, in control periods (0: none, "
+        "the launch's default; 1: the simulator one sample ahead of the commands, stepping "
+        "while the controller computes); several: each lockstep row once per value "
+        "(rows -delay<n>)",
+    )
+    parser.add_argument(
         "--log", type=Path, default=None, help="append the nodes' output to this file"
     )
     parser.add_argument(
@@ -692,6 +721,9 @@ def main(argv: list[str] | None = None) -> int:
     for priority in args.realtime_priority:
         if not 0 <= priority <= 99:
             parser.error(f"--realtime-priority: expected 0..99, got {priority}")
+    for delay in args.command_delay or []:
+        if delay < 0:
+            parser.error(f"--command-delay: expected control periods >= 0, got {delay}")
     for latency in args.cpu_dma_latency or []:
         if latency < -1:
             parser.error(f"--cpu-dma-latency: expected an integer >= -1, got {latency}")
@@ -704,8 +736,9 @@ def main(argv: list[str] | None = None) -> int:
         layouts = args.cpu_affinity or [None]
         latencies = args.cpu_dma_latency or [None]
         probes = args.probe or [None]
-        for priority, lockstep, layout, latency, probe in itertools.product(
-            args.realtime_priority, variants, layouts, latencies, probes
+        delays = (args.command_delay or [None]) if pacing == "lockstep" else [None]
+        for priority, lockstep, layout, latency, probe, delay in itertools.product(
+            args.realtime_priority, variants, layouts, latencies, probes, delays
         ):
             name = row_name(row, priority, lockstep)
             if layout is not None:
@@ -714,6 +747,8 @@ def main(argv: list[str] | None = None) -> int:
                 name += f"-lat{latency}"
             if probe is not None and len(probes) > 1:
                 name += f"-probe-{probe}"
+            if delay is not None:
+                name += f"-delay{delay}"
             rows.append(
                 (
                     name,
@@ -729,6 +764,7 @@ def main(argv: list[str] | None = None) -> int:
                         cpu_layout=layout,
                         cpu_dma_latency=latency,
                         probe=probe or "script",
+                        command_delay=delay or 0,
                     ),
                 )
             )

@@ -29,12 +29,17 @@ The cores: :class:`~wbm_control.controller.WholeBodyController` (the control ste
 ``inputs`` trigger, the wall-clock watchdog) and :class:`~wbm_control.safe_hold.SafeHold` (what
 the log says about the safe hold). Trigger ``timer``: a step every 1/control_rate (sim time
 under use_sim_time); ``inputs``: one step per robot sample, once joint_states, imu and every F/T
-sensor of the same stamp have arrived (a lockstep simulator advances only when answered).
+sensor of the same stamp have arrived; ``every_sample``: the same for every sample, in order,
+none skipped or superseded (a lockstep simulator advances only when answered, and with a
+``command_delay`` it runs samples ahead of the commands, so a sample's last message can come
+after the next sample's first: the input thread hands them over in the order of their stamps,
+:class:`~wbm_description.ros.input_thread.InputThread`'s ``ordered``).
 
 Threads: the robot inputs (joint_states, imu, ft/*, ground_truth/odom, and /clock under
 use_sim_time, taken first) are taken and handled on the node's input thread
 (:class:`~wbm_description.ros.input_thread.InputThread`), which waits on them alone and hands over
-only the newest queued sample of each topic and publisher: when the controller falls behind
+only the newest queued sample of each topic and publisher (every sample with trigger
+``every_sample``): when the controller falls behind
 (realtime pacing on a loaded machine) it answers the robot's newest state, as a ros2_control loop
 reads its hardware, instead of taking, decoding and skipping the superseded samples one by one
 (``wbm_benchmark_bringup --rows realtime-500 --seconds 15``, every sample and the newest
@@ -77,6 +82,7 @@ from __future__ import annotations
 
 import time
 from functools import partial
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -145,6 +151,12 @@ arrived, its last input arrived and the step started, the command was computed, 
 odometry were published."""
 
 
+def _view_stamp(message: Any) -> int:
+    """The header stamp of a message (view) [ns]."""
+    stamp = message.header.stamp
+    return stamp.sec * 1_000_000_000 + stamp.nanosec
+
+
 class ControllerNode(WbmNode):
     """ROS 2 node hosting a :class:`WholeBodyController` (see the module docstring)."""
 
@@ -197,11 +209,17 @@ class ControllerNode(WbmNode):
 
         # The robot inputs are taken on the input thread (a wait set of their own, not the
         # executor's of every entity); the callbacks that share the core with them hold its lock.
-        self.input_thread = InputThread(self)
+        self.input_thread = InputThread(self, ordered=self.settings.trigger == "every_sample")
         core = self.input_thread.core_group
         # Each wake-up: the newest sample of each topic and publisher (``newest``): a controller
-        # that fell behind answers the robot's newest state (module docstring).
-        inputs = partial(self.input_thread.subscribe, newest=True)
+        # that fell behind answers the robot's newest state (module docstring); with trigger
+        # every_sample every sample, handed over in the order of the samples' stamps.
+        every_sample = self.settings.trigger == "every_sample"
+        inputs = partial(
+            self.input_thread.subscribe,
+            newest=not every_sample,
+            stamp=itemgetter(0) if every_sample else None,
+        )
         sensor_qos = QoSProfile(depth=5, reliability=ReliabilityPolicy.BEST_EFFORT)
         reliable = QoSProfile(depth=10)
         # Their callbacks take the values they use, read from the serialized message (no
@@ -223,7 +241,13 @@ class ControllerNode(WbmNode):
                 decode=values_decoder(WrenchStamped),
             )
         if self.settings.use_ground_truth:
-            inputs(Odometry, "ground_truth/odom", self._on_ground_truth, sensor_qos)
+            inputs(
+                Odometry,
+                "ground_truth/odom",
+                self._on_ground_truth,
+                sensor_qos,
+                stamp=_view_stamp if every_sample else None,
+            )
         self.input_thread.take_clock()  # /clock (use_sim_time) first, on the same thread
         self.create_subscription(
             PointStamped, "targets/com", self._on_com_target, reliable, callback_group=core

@@ -38,6 +38,22 @@ have their event handlers in a group nobody waits on, and the hot-path publisher
 with :func:`quiet_publisher_events`: their incompatible-QoS warnings are not logged (our
 publishers are reliable and volatile: every subscriber's QoS is compatible with them).
 
+Ordered (``InputThread(node, ordered=True)``): messages are handed over in the order of their
+stamps across subscriptions, not subscription by subscription. A robot publishes a sample's
+messages one after the other, so a thread that woke in the middle of a sample takes its first
+messages, and the rest comes with the next sample's first when the robot published that before
+the thread woke again (a lockstep simulator that runs a sample ahead of the commands, when the
+scheduler held the thread back): one by one in subscription order, the next sample's
+joint_states would be handed over before the last sample's last F/T reading, and that sample
+would never be complete. Nor does DDS order messages across topics, or a wait set's snapshot of
+the ready subscriptions stay true while the thread takes. So each wake-up of an ordered thread
+takes every queued message of the ready subscriptions and merges the stamped subscriptions as
+streams: the messages of a stamp are handed over, in stamp order, as soon as the sample before
+is complete (every stamped subscription has given a message of that stamp or later, so no
+older message can still come; each topic carries every sample), or once they waited
+:data:`HOLD_BACK` (a topic that stopped holds the others back no longer). Messages of a
+subscription without ``stamp`` (the clock) are handed over at once, first.
+
 A callback of the input thread that raises ends the node as one of the executor would: the
 exception is raised again on the executor's thread (out of ``spin``). On shutdown (the context
 shut down, :meth:`InputThread.stop`) the thread ends quietly.
@@ -71,7 +87,15 @@ WAKE_PERIOD = 0.1
 """Longest wait of the input thread before it checks whether to stop [s]."""
 
 MAX_DRAINED = 64
-"""Most messages a ``newest`` subscription's queue gives up in one wake-up (its depth is less)."""
+"""Most messages a ``newest`` subscription's queue (or an ordered thread's) gives up in one
+wake-up (its depth is less)."""
+
+UNSTAMPED = -1
+"""An ordered thread's sort key of a message of a subscription without ``stamp``: first."""
+
+HOLD_BACK = 0.2
+"""An ordered thread hands a message over after this long even when a stamped subscription has
+not reached its stamp (that topic stopped) [s of wall time]."""
 
 
 def quiet_publisher_events() -> PublisherEventCallbacks:
@@ -165,7 +189,7 @@ class _Input:
     """One subscription of the thread, with what its wake-ups need looked up once."""
 
     __slots__ = ("callback", "decode", "handle", "msg_type", "newest", "pointer", "raw",
-                 "subscription", "with_info")  # fmt: skip
+                 "reached", "stamp", "subscription", "with_info")  # fmt: skip
 
     def __init__(
         self,
@@ -173,6 +197,7 @@ class _Input:
         callback: Callable[..., None],
         decode: Callable[[bytes], Any] | None,
         newest: bool,
+        stamp: Callable[[Any], int] | None = None,
     ):
         self.subscription = subscription
         self.handle = subscription.handle
@@ -183,7 +208,15 @@ class _Input:
         self.callback = callback
         self.decode = decode
         self.newest = newest
+        self.stamp = stamp
+        self.reached = UNSTAMPED
+        """Ordered: the newest stamp taken from the subscription."""
         self.with_info = subscription._callback_type is Subscription.CallbackType.WithMessageInfo
+
+
+def _sort_key(item: tuple[Any, ...]) -> tuple[int, int]:
+    """An ordered thread's pending message's key: (stamp, the order taken)."""
+    return item[0], item[1]
 
 
 def _clock_setter(time_source: Any, fallback: Callable[[bytes], None]) -> Callable[[bytes], None]:
@@ -288,6 +321,8 @@ class InputThread:
             queue of depth 1, only the newest of each topic is kept and taken): a node that
             needs the newest state at a lower rate than the robot's (TF, markers) then pays
             for one take per topic per period instead of one per message.
+        ordered: Hand the messages of a wake-up over in the order of their stamps (module
+            docstring; each subscription's ``stamp``).
 
     Attributes:
         lock: Held around every callback of the thread and of :attr:`core_group`.
@@ -295,9 +330,16 @@ class InputThread:
             thread's.
     """
 
-    def __init__(self, node: Node, min_period: float = 0.0):
+    def __init__(self, node: Node, min_period: float = 0.0, *, ordered: bool = False):
         self.node = node
         self.min_period = float(min_period)
+        self.ordered = ordered
+        self._pending: list[tuple[Any, ...]] = []
+        """Ordered: messages taken, not yet handed over (stamp, count, taken at, input, data,
+        info)."""
+        self._taken = 0
+        self._last_key = UNSTAMPED
+        """Ordered: the newest stamp handed over."""
         self.lock = threading.Lock()
         self.core_group = LockedGroup(self.lock)
         self._group = DedicatedGroup()
@@ -325,6 +367,7 @@ class InputThread:
         views: bool = True,
         newest: bool = False,
         decode: Callable[[bytes], Any] | None = None,
+        stamp: Callable[[Any], int] | None = None,
     ) -> Subscription:
         """A subscription of the node whose messages the input thread takes.
 
@@ -345,7 +388,12 @@ class InputThread:
         a node that fell behind answers the newest state instead of decoding and handling the
         superseded ones one by one, and a second publisher on the topic cannot push the first
         one's samples out of reach (as a queue of depth 1 would: its samples share the queue).
+
+        ``stamp``: an ordered thread's sort key of a message, from what ``callback`` takes
+        (e.g. the header stamp [ns]); None: the message is handed over first of its wake-up.
         """
+        if newest and self.ordered:
+            raise ValueError("newest: an ordered input thread hands over every message")
         if decode is None and views and cdr.has_reader(msg_type):
             decode = cdr.decoder(msg_type)
         raw = decode is not None
@@ -356,7 +404,7 @@ class InputThread:
             msg_type, topic, executor_callback, qos, callback_group=self._group, raw=raw
         )
         # The thread decodes and calls ``callback`` itself (one call less per message).
-        self._inputs.append(_Input(subscription, callback, decode, newest))
+        self._inputs.append(_Input(subscription, callback, decode, newest, stamp))
         return subscription
 
     def take_clock(self) -> bool:
@@ -498,6 +546,10 @@ class InputThread:
             try:
                 ready = self._wait(wait_set, context, entered, timeout)
                 woke = time.monotonic()
+                if self.ordered:
+                    if (ready or self._pending) and not self._dispatch_in_order(entered, ready):
+                        return
+                    continue
                 if not ready:
                     continue
                 for entry in entered:
@@ -533,6 +585,75 @@ class InputThread:
             finally:
                 for entry in reversed(entered):
                     entry.handle.__exit__(None, None, None)
+
+    def _dispatch_in_order(self, entered: list[_Input], ready: Any) -> bool:
+        """Take the ready subscriptions' queued messages, hand them over in stamp order.
+
+        The merge of the module docstring: each stamped subscription is a stream in stamp
+        order; the messages of a stamp are handed over once every stamped subscription has
+        given a message of the stamp before it or later (that sample is complete: nothing
+        older can still come), at once otherwise (a sample's messages are handed over as they
+        come, not when its last came), or once they waited :data:`HOLD_BACK` (a topic that
+        stopped must not stop the others).
+
+        Returns:
+            False when the thread is stopping (the rest is not handed over).
+        """
+        pending = self._pending
+        now = time.monotonic()
+        for entry in entered:
+            if entry.pointer not in ready:
+                continue
+            take = entry.handle.take_message
+            msg_type, raw, decode, stamp = entry.msg_type, entry.raw, entry.decode, entry.stamp
+            for _ in range(MAX_DRAINED):
+                taken = take(msg_type, raw)
+                if taken is None:
+                    break
+                data, info = taken
+                if decode is not None:
+                    try:
+                        data = decode(data)
+                    except cdr.CdrError as error:
+                        topic = entry.subscription.topic_name
+                        self._log.warning(
+                            f"undecodable:{topic}", f"dropped a message on '{topic}': {error}"
+                        )
+                        continue
+                if stamp is None:
+                    key = UNSTAMPED
+                else:
+                    key = stamp(data)
+                    entry.reached = max(entry.reached, key)
+                self._taken += 1
+                pending.append((key, self._taken, now, entry, data, info))
+        if not pending:
+            return True
+        pending.sort(key=_sort_key)
+        watermark = min((e.reached for e in entered if e.stamp is not None), default=UNSTAMPED)
+        late = now - HOLD_BACK
+        last = self._last_key
+        count = 0
+        for key, _, taken_at, _, _, _ in pending:
+            if key > last:
+                # The first message of a new stamp: due once the stamp before it is complete
+                # (the others of its stamp, an unstamped or a late one: at once).
+                if last > watermark and taken_at > late:
+                    break
+                last = key
+            count += 1
+        self._last_key = last
+        due, self._pending = pending[:count], pending[count:]
+        lock, stopping = self.lock, self._stopping
+        for _, _, _, entry, data, info in due:
+            with lock:
+                if stopping.is_set():
+                    return False
+                if entry.with_info:
+                    entry.callback(data, info)
+                else:
+                    entry.callback(data)
+        return True
 
     def _enter(self) -> list[_Input]:
         """Enter the subscriptions' handles; those destroyed are dropped from the thread."""

@@ -73,7 +73,7 @@ from wbm_dynamics.backends import RobotBackend, available_backends, create_backe
 from wbm_dynamics.exceptions import BackendError
 from wbm_dynamics.interface_settings import RobotInterfaceSettings
 from wbm_dynamics.noise import SensorNoise
-from wbm_dynamics.pacing import PacingLoop, RobotOutputs
+from wbm_dynamics.pacing import PacingLoop, RobotOutputs, lockstep_lead
 from wbm_dynamics.ros.robot_messages import CommandReader, RobotMessages
 
 TIMING_COLUMNS = ("stamp_ns", "kind", "t0", "t1", "t2")
@@ -375,6 +375,8 @@ def check_parameters(parameters: Mapping[str, Any]) -> None:
         {key: value for key, value in values.items() if key not in backends}
     )
     load_robot(settings.robot)
+    if settings.pacing == "lockstep":
+        lockstep_lead(settings, 1.0 / settings.control_rate)
     try:
         backend_class = load_backend(settings.backend)
     except BackendError as error:
