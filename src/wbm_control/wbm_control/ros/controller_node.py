@@ -214,7 +214,7 @@ class ControllerNode(WbmNode):
         # Each wake-up: the newest sample of each topic and publisher (``newest``): a controller
         # that fell behind answers the robot's newest state (module docstring); with trigger
         # every_sample every sample, handed over in the order of the samples' stamps.
-        every_sample = self.settings.trigger == "every_sample"
+        every_sample = self._every_sample = self.settings.trigger == "every_sample"
         inputs = partial(
             self.input_thread.subscribe,
             newest=not every_sample,
@@ -552,9 +552,12 @@ class ControllerNode(WbmNode):
             self._publish_diagnostics(now)
             return
         stamp_ns = sample_stamp if sample_stamp is not None else round(now * 1e9)
+        # every_sample (a lockstep robot running ahead): the sample's own time, not the clock's,
+        # which is the sample's or a newer one's as the messages happened to come.
+        at = stamp_ns * 1e-9 if self._every_sample and sample_stamp is not None else now
         try:
             command = self.controller.step(
-                self.inputs.readings(now), ground_truth=self.inputs.ground_truth
+                self.inputs.readings(at), ground_truth=self.inputs.ground_truth
             )
         except (WbmError, ArithmeticError, ValueError, np.linalg.LinAlgError) as error:
             # Inputs the core refuses or numerics that break on them: hold, never crash.
