@@ -269,7 +269,11 @@ def test_lockstep_with_a_command_delay_is_deterministic_through_the_bringup():
         launch = wbm_launch("sim.launch.yaml", "pacing:=lockstep", f"command_delay:={delay}")
         probe = Probe()
         try:
-            probe.spin_until(lambda: probe.sim_time >= 3.0, WALL_TIMEOUT, "3 s", launch)
+            # Until the probe has heard the poses of 3 s (it lags the clock on a loaded
+            # machine: it stopped at half of them when it stopped with the clock).
+            probe.spin_until(
+                lambda: probe.heights and probe.heights[-1][0] >= 3.0, WALL_TIMEOUT, "3 s", launch
+            )
             assert "joint_commands dropped" not in launch.output, launch.output[-3000:]
         finally:
             probe.close()
@@ -278,8 +282,9 @@ def test_lockstep_with_a_command_delay_is_deterministic_through_the_bringup():
 
     first, second, undelayed = heights("0.002"), heights("0.002"), heights("0.0")
     common = sorted(set(first) & set(second))
-    # The probe is a Python subscriber beside a loop faster than real time: it may miss a few.
-    assert len(common) > 1200, (len(first), len(second))
+    # The probe is a Python subscriber (queue of 100) beside a loop faster than real time: on a
+    # loaded machine it misses some; hundreds over the 3 s are compared.
+    assert len(common) > 500 and common[-1] >= 2.9, (len(first), len(second))
     assert [first[t] for t in common] == [second[t] for t in common]
     shared = sorted(set(first) & set(undelayed))
     assert max(abs(first[t] - undelayed[t]) for t in shared) > 1e-9
