@@ -240,6 +240,14 @@ def test_lockstep_with_a_command_delay_runs_ahead_and_acts_each_command_on_its_s
     loop.reset()
     loop.command(all_joints(panda, effort=gravity), 0.0)
     assert [o.time for o in recorder.published[-4:]] == pytest.approx([0, 0.02, 0.04, 0.06])
+    # A first command while paused does not advance: the next one that does goes ahead.
+    loop.reset()
+    loop.pause()
+    loop.command(all_joints(panda, effort=gravity), 0.0)
+    assert backend.time == 0.0
+    loop.resume()
+    loop.command(all_joints(panda, effort=gravity), 0.0)
+    assert backend.time == pytest.approx(0.06, abs=1e-12)
 
 
 def test_realtime_command_delay_holds_a_command_back_until_its_step(panda):

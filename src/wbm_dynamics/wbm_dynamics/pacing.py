@@ -35,8 +35,9 @@
   robot time ``s`` is held back until the first step that starts at or after ``s +
   command_delay`` (0: written at once, acting on the next step). In lockstep the delay is a whole
   number ``n`` of control periods and the robot runs ``n`` samples ahead of the commands: the
-  first command after the start or a reset advances ``n + 1`` control periods (publishing each)
-  instead of one, and every later command one. So the sample a command answers was published
+  first command that advances after the start or a reset (not one received while paused)
+  advances ``n + 1`` control periods (publishing each) instead of one, and every later command
+  one. So the sample a command answers was published
   ``n`` samples before the one its arrival lets the robot step to: the simulator steps while the
   controller computes (the two sides of the loop run at once, not in turns), and the loop stays
   deterministic, each command acting on exactly the step ``command_delay`` after its sample, as
@@ -254,6 +255,8 @@ class PacingLoop:
             self.lead = lockstep_lead(settings, self.control_steps * self.period, source)
         self._delayed: deque[tuple[float, CommandUpdate]] = deque()
         """Commands held back by ``command_delay``: (robot time they act from [s], update)."""
+        self._ahead = False
+        """Lockstep: whether the robot went ``lead`` samples ahead since the start or reset."""
         # A real robot paces itself: only a simulation is slowed down to the wall clock.
         self.follows_wall_clock = settings.pacing == "realtime" and backend.steppable
         self._ndof = len(backend.description.joint_names)
@@ -420,9 +423,10 @@ class PacingLoop:
                         self._trip_logged = False
                         self._log("info", "joint_commands resumed")
             if self.lockstep and not (self.paused or self.diverged):
-                # The first command after the start or a reset: the robot goes ``lead`` samples
-                # ahead first (module docstring).
-                steps = 1 + (self.lead if self.commands_received == 1 else 0)
+                # The first command that advances after the start or a reset: the robot goes
+                # ``lead`` samples ahead first (module docstring).
+                steps = 1 if self._ahead else 1 + self.lead
+                self._ahead = True
                 for _ in range(steps):
                     self._apply_due()
                     started = time.monotonic()
@@ -463,6 +467,7 @@ class PacingLoop:
             self.backend.reset()
             self._held.clear()
             self._delayed.clear()
+            self._ahead = False
             self._held_stamp = -math.inf
             self._trips = 0
             self._watchdog.reset()
