@@ -94,8 +94,9 @@ UNSTAMPED = -1
 """An ordered thread's sort key of a message of a subscription without ``stamp``: first."""
 
 HOLD_BACK = 0.2
-"""An ordered thread hands a message over after this long even when a stamped subscription has
-not reached its stamp (that topic stopped) [s of wall time]."""
+"""An ordered thread hands a message over at its first wake-up after this long (it wakes at least
+every :data:`WAKE_PERIOD`) even when a stamped subscription has not reached its stamp (that topic
+stopped) [s of wall time]."""
 
 
 def quiet_publisher_events() -> PublisherEventCallbacks:
