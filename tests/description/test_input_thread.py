@@ -274,7 +274,7 @@ def test_an_ordered_thread_hands_a_late_message_over_before_the_next_samples(con
     HOLD_BACK at most."""
     from wbm_description.ros.input_thread import HOLD_BACK
 
-    def run(ordered: bool, name: str) -> tuple[list[tuple[str, int]], list[int], dict]:
+    def run(ordered: bool, name: str) -> tuple[list[tuple[str, int]], tuple[list, list], dict]:
         publisher_node = rclpy.create_node(f"ordered_publisher_{name}", context=context)
         node = rclpy.create_node(f"ordered_node_{name}", context=context)
         inputs = InputThread(node, ordered=ordered)
@@ -332,22 +332,38 @@ def test_an_ordered_thread_hands_a_late_message_over_before_the_next_samples(con
             deadline = time.monotonic() + WAIT
             while len(handed) < 9 and time.monotonic() < deadline:
                 time.sleep(0.01)
+            before_restart = list(complete)
+            complete.clear()
+            # The robot's time restarts (a reset): each topic's sample 0 (as the robot
+            # republishes it until the first command), then the same race again.
+            for topic in ("a", "b", "c"):
+                send(topic, 0)
+            for topic, stamp in (("a", 1), ("b", 1), ("a", 2), ("c", 1), ("b", 2), ("c", 2)):
+                send(topic, stamp)
+            deadline = time.monotonic() + WAIT
+            while len(handed) < 18 and time.monotonic() < deadline:
+                time.sleep(0.01)
             time.sleep(0.1)
         finally:
             inputs.stop()
         delays = {key: arrived[key] - published[key] for key in arrived}
-        return handed, complete, delays
+        return handed, (before_restart, complete), delays
 
     handed, complete, delays = run(True, "ordered")
     assert handed[:6] == [("a", 1), ("b", 1), ("c", 1), ("a", 2), ("b", 2), ("c", 2)]
-    assert complete == [1, 2]
+    assert complete[0] == [1, 2]
     # Sample 3's messages go at once (sample 2 is complete); sample 4's waits for sample 3's c
     # until HOLD_BACK (a lower bound: it cannot come sooner; 5 s: a loaded machine).
-    assert sorted(handed[6:]) == [("a", 3), ("a", 4), ("b", 3)]
+    assert sorted(handed[6:9]) == [("a", 3), ("a", 4), ("b", 3)]
     assert HOLD_BACK <= delays[("a", 4)] < 5.0
+    # After the restart, the merge holds again: sample 1's c before sample 2's a.
+    assert handed[9:] == [
+        ("a", 0), ("b", 0), ("c", 0), ("a", 1), ("b", 1), ("c", 1), ("a", 2), ("b", 2), ("c", 2)
+    ]  # fmt: skip
+    assert complete[1] == [0, 1, 2]
     plain, plain_complete, _ = run(False, "plain")
     assert plain[:4] == [("a", 1), ("b", 1), ("a", 2), ("c", 1)]
-    assert plain_complete == [2]  # sample 1 never complete
+    assert plain_complete == ([2], [0, 2])  # sample 1 never complete, after the restart neither
     with pytest.raises(ValueError, match="newest"):
         InputThread(rclpy.create_node("ordered_newest", context=context), ordered=True).subscribe(
             JointState, "x", print, QoSProfile(depth=1), newest=True

@@ -37,12 +37,12 @@
   number ``n`` of control periods and the robot runs ``n`` samples ahead of the commands: the
   first command that advances after the start or a reset (not one received while paused)
   advances ``n + 1`` control periods (publishing each) instead of one, and every later command
-  one. So the sample a command answers was published
-  ``n`` samples before the one its arrival lets the robot step to: the simulator steps while the
-  controller computes (the two sides of the loop run at once, not in turns), and the loop stays
-  deterministic, each command acting on exactly the step ``command_delay`` after its sample, as
-  with a robot whose bus delivers a command one or more cycles after the reading it answers.
-  A controller in such a loop answers every sample in order (its ``answer_every_sample``).
+  one. So the sample a command answers was published ``n`` samples before the one its arrival
+  lets the robot step to: the simulator steps while the controller computes (the two sides of
+  the loop run at once, not in turns), and the loop stays deterministic, each command acting on
+  exactly the step ``command_delay`` after its sample, as with a robot whose bus delivers a
+  command one or more cycles after the reading it answers. A controller in such a loop answers
+  every sample in order (its trigger ``every_sample``).
 
 Calls into the backend are serialized by one lock (the thread, and the node's callbacks through
 :meth:`PacingLoop.command`, :meth:`PacingLoop.push`, :meth:`PacingLoop.reset`); publishing happens
@@ -248,11 +248,13 @@ class PacingLoop:
         """Backend periods advanced per command (lockstep)."""
         self.lockstep = settings.pacing == "lockstep"
         self.command_delay = settings.command_delay
-        self.lead = 0
+        self.lead = (
+            lockstep_lead(settings, self.control_steps * self.period, source)
+            if self.lockstep
+            else 0
+        )
         """Lockstep: samples the robot runs ahead of the commands (``command_delay`` in control
         periods)."""
-        if self.lockstep:
-            self.lead = lockstep_lead(settings, self.control_steps * self.period, source)
         self._delayed: deque[tuple[float, CommandUpdate]] = deque()
         """Commands held back by ``command_delay``: (robot time they act from [s], update)."""
         self._ahead = False
@@ -387,7 +389,7 @@ class PacingLoop:
         """A joint command arrived: hold it merged (None: an invalid one, still counted).
 
         In lockstep, every command, valid or not, advances one control period and publishes (the
-        first after the start or a reset ``1 + lead`` of them: ``command_delay``).
+        first that advances after the start or a reset ``1 + lead`` of them: ``command_delay``).
 
         Args:
             update: The command, or None for an invalid one.

@@ -110,6 +110,7 @@ from wbm_control.ros.messages import (
     imu_from_values,
     point_from_message,
     pose_from_message,
+    stamp_nanoseconds,
 )
 from wbm_control.ros.walking_messages import (
     footsteps_from_path,
@@ -149,12 +150,6 @@ TIMING_COLUMNS = ("stamp_ns", "joint_states_arrived", "step_started", "step_ende
 command's stamp otherwise) [ns], then instants of time.monotonic [s]: the sample's joint_states
 arrived, its last input arrived and the step started, the command was computed, the command and
 odometry were published."""
-
-
-def _view_stamp(message: Any) -> int:
-    """The header stamp of a message (view) [ns]."""
-    stamp = message.header.stamp
-    return stamp.sec * 1_000_000_000 + stamp.nanosec
 
 
 class ControllerNode(WbmNode):
@@ -209,12 +204,12 @@ class ControllerNode(WbmNode):
 
         # The robot inputs are taken on the input thread (a wait set of their own, not the
         # executor's of every entity); the callbacks that share the core with them hold its lock.
-        self.input_thread = InputThread(self, ordered=self.settings.trigger == "every_sample")
+        every_sample = self._every_sample = self.settings.trigger == "every_sample"
+        self.input_thread = InputThread(self, ordered=every_sample)
         core = self.input_thread.core_group
         # Each wake-up: the newest sample of each topic and publisher (``newest``): a controller
         # that fell behind answers the robot's newest state (module docstring); with trigger
         # every_sample every sample, handed over in the order of the samples' stamps.
-        every_sample = self._every_sample = self.settings.trigger == "every_sample"
         inputs = partial(
             self.input_thread.subscribe,
             newest=not every_sample,
@@ -246,7 +241,7 @@ class ControllerNode(WbmNode):
                 "ground_truth/odom",
                 self._on_ground_truth,
                 sensor_qos,
-                stamp=_view_stamp if every_sample else None,
+                stamp=(lambda m: stamp_nanoseconds(m.header.stamp)) if every_sample else None,
             )
         self.input_thread.take_clock()  # /clock (use_sim_time) first, on the same thread
         self.create_subscription(

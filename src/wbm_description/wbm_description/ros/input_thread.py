@@ -66,6 +66,7 @@ import struct
 import threading
 import time
 from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
 
 from rclpy.callback_groups import CallbackGroup
@@ -92,6 +93,12 @@ wake-up (its depth is less)."""
 
 UNSTAMPED = -1
 """An ordered thread's sort key of a message of a subscription without ``stamp``: first."""
+
+_SORT_KEY = itemgetter(0, 1)
+"""An ordered thread's pending message's key: (stamp, the order taken)."""
+
+UNDECODABLE = object()
+"""What :meth:`InputThread._decoded` returns for bytes the subscription's reader refused."""
 
 HOLD_BACK = 0.2
 """An ordered thread hands a message over at its first wake-up after this long (it wakes at least
@@ -211,13 +218,8 @@ class _Input:
         self.newest = newest
         self.stamp = stamp
         self.reached = UNSTAMPED
-        """Ordered: the newest stamp taken from the subscription."""
+        """Ordered: the stamp of the last message taken from the subscription."""
         self.with_info = subscription._callback_type is Subscription.CallbackType.WithMessageInfo
-
-
-def _sort_key(item: tuple[Any, ...]) -> tuple[int, int]:
-    """An ordered thread's pending message's key: (stamp, the order taken)."""
-    return item[0], item[1]
 
 
 def _clock_setter(time_source: Any, fallback: Callable[[bytes], None]) -> Callable[[bytes], None]:
@@ -518,7 +520,6 @@ class InputThread:
             wait_set = _rclpy.WaitSet(len(self._inputs), 1, 0, 0, 0, 0, context.handle)
         stopping = self._stopping
         lock = self.lock
-        log = self._log
         woke = 0.0
         periodic = self._periodic
         if periodic is not None:
@@ -567,14 +568,8 @@ class InputThread:
                     callback, decode, with_info = entry.callback, entry.decode, entry.with_info
                     for data, info in messages:
                         if decode is not None:
-                            try:
-                                data = decode(data)
-                            except cdr.CdrError as error:
-                                topic = entry.subscription.topic_name
-                                log.warning(
-                                    f"undecodable:{topic}",
-                                    f"dropped a message on '{topic}': {error}",
-                                )
+                            data = self._decoded(entry, data)
+                            if data is UNDECODABLE:
                                 continue
                         with lock:
                             if stopping.is_set():
@@ -613,25 +608,20 @@ class InputThread:
                     break
                 data, info = taken
                 if decode is not None:
-                    try:
-                        data = decode(data)
-                    except cdr.CdrError as error:
-                        topic = entry.subscription.topic_name
-                        self._log.warning(
-                            f"undecodable:{topic}", f"dropped a message on '{topic}': {error}"
-                        )
+                    data = self._decoded(entry, data)
+                    if data is UNDECODABLE:
                         continue
                 if stamp is None:
                     key = UNSTAMPED
                 else:
-                    key = stamp(data)
-                    entry.reached = max(entry.reached, key)
+                    key = entry.reached = stamp(data)
                 self._taken += 1
                 pending.append((key, self._taken, now, entry, data, info))
         if not pending:
             return True
-        pending.sort(key=_sort_key)
-        watermark = min((e.reached for e in entered if e.stamp is not None), default=UNSTAMPED)
+        pending.sort(key=_SORT_KEY)
+        reached = [entry.reached for entry in entered if entry.stamp is not None]
+        watermark = min(reached, default=UNSTAMPED)
         late = now - HOLD_BACK
         last = self._last_key
         count = 0
@@ -643,8 +633,12 @@ class InputThread:
                     break
                 last = key
             count += 1
-        self._last_key = last
         due, self._pending = pending[:count], pending[count:]
+        if reached and max(reached) < last:
+            # Every stream went back: the robot's time restarted (a reset). Its first samples
+            # went at once (older than the last stamp); the merge starts again from them.
+            last = max((item[0] for item in due), default=UNSTAMPED)
+        self._last_key = last
         lock, stopping = self.lock, self._stopping
         for _, _, _, entry, data, info in due:
             with lock:
@@ -655,6 +649,15 @@ class InputThread:
                 else:
                     entry.callback(data)
         return True
+
+    def _decoded(self, entry: _Input, data: bytes) -> Any:
+        """``entry``'s reader on ``data``; :data:`UNDECODABLE`, logged, when it refuses it."""
+        try:
+            return entry.decode(data)
+        except cdr.CdrError as error:
+            topic = entry.subscription.topic_name
+            self._log.warning(f"undecodable:{topic}", f"dropped a message on '{topic}': {error}")
+            return UNDECODABLE
 
     def _enter(self) -> list[_Input]:
         """Enter the subscriptions' handles; those destroyed are dropped from the thread."""
