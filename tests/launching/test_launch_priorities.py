@@ -2,9 +2,11 @@
 the loop's nodes (robot interface, controller) get realtime_priority in realtime pacing (every
 thread, realtime_threads all) and in lockstep with lockstep_priority (loop: their hand-over and
 receive threads only, realtime_threads loop; true, the demo's default: every thread), never as
-fast as possible; the watchers (state publisher, recorder, scenario) get watcher_priority,
-clamped below the loop's, in lockstep with lockstep_priority true (a loop whose every thread
-never waits), and normal scheduling otherwise."""
+fast as possible, nor in lockstep with a command_delay (both sides of that loop run at once and
+keep both CPUs busy: in SCHED_FIFO it starved the demo's recorder and scenario); the watchers
+(state publisher, recorder, scenario) get watcher_priority, clamped below the loop's, in lockstep
+with lockstep_priority true (a loop whose every thread never waits), and normal scheduling
+otherwise."""
 
 from __future__ import annotations
 
@@ -46,6 +48,10 @@ def scheduling(file: str, tmp_path, **arguments: str) -> dict[str, tuple[int, st
         ("demo.launch.yaml", {"watcher_priority": "80"}, 50, "all", 49),  # below the loop's
         ("demo.launch.yaml", {"realtime_priority": "1"}, 1, "all", 0),  # nothing below 1
         ("demo.launch.yaml", {"watcher_priority": "0"}, 50, "all", 0),
+        # a lockstep loop with a command delay keeps both CPUs busy: normal scheduling
+        ("demo.launch.yaml", {"command_delay": "0.002"}, 0, "all", 0),
+        ("demo.launch.yaml", {"command_delay": "0.0"}, 50, "all", 10),
+        ("demo.launch.yaml", {"pacing": "realtime", "command_delay": "0.004"}, 50, "all", 0),
         ("sim.launch.yaml", {}, 50, "all", 0),  # realtime
         ("sim.launch.yaml", {"pacing": "lockstep"}, 0, "all", 0),  # sim.launch.yaml: opt-in
         # the hand-over and receive threads, watchers normal
@@ -54,6 +60,20 @@ def scheduling(file: str, tmp_path, **arguments: str) -> dict[str, tuple[int, st
         (
             "sim.launch.yaml",
             {"pacing": "lockstep", "lockstep_priority": "loop", "realtime_priority": "0"},
+            0,
+            "loop",
+            0,
+        ),
+        (
+            "sim.launch.yaml",
+            {"pacing": "lockstep", "lockstep_priority": "true", "command_delay": "0.002"},
+            0,
+            "all",
+            0,
+        ),
+        (
+            "sim.launch.yaml",
+            {"pacing": "lockstep", "lockstep_priority": "loop", "command_delay": "0.004"},
             0,
             "loop",
             0,

@@ -44,12 +44,13 @@ def _plan(args: argparse.Namespace, bag: Path, scenario: DemoScenario) -> Launch
             "record": str(bag),
             "viewer": "true" if args.viewer else "false",
             "end_time": str(scenario.end_time),
+            "command_delay": repr(args.command_delay),
         },
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``wbm_demo``."""
+def build_parser() -> argparse.ArgumentParser:
+    """``wbm_demo``'s command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--launch-file",
@@ -61,11 +62,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--controller-mode", default="torque", choices=["torque", "ik"])
     parser.add_argument("--contact-model", default="compliant", choices=["compliant", "rigid"])
     parser.add_argument("--pacing", default="lockstep", choices=["lockstep", "realtime"])
+    parser.add_argument(
+        "--command-delay",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="the robot interface's command_delay (lockstep: whole control periods, e.g. 0.002 "
+        "at 500 Hz: the simulator one sample ahead of the controller); default 0",
+    )
     parser.add_argument("--viewer", action="store_true", help="keep running with the viewer")
     parser.add_argument("--timeout", type=float, default=600.0, help="wall-clock limit [s]")
     parser.add_argument("--no-walking", action="store_true", help="skip the walking part")
     parser.add_argument("--walking-only", action="store_true", help="only the walking part")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``wbm_demo``."""
+    args = build_parser().parse_args(argv)
     if args.walking_only:
         return _walking_part(args)
     if args.launch_file is None:
