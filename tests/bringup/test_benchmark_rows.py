@@ -2,7 +2,8 @@
 
 sim.launch.yaml gives the loop SCHED_FIFO in realtime pacing, and in lockstep only with
 ``lockstep_priority`` loop (hand-over and receive threads) or true (every thread): a lockstep row
-without it ran with normal scheduling, whatever ``realtime_priority`` was, and is named so.
+without it, or with a ``command_delay`` (that loop keeps both CPUs busy), ran with normal
+scheduling, whatever ``realtime_priority`` was, and is named so.
 """
 
 from __future__ import annotations
@@ -13,20 +14,23 @@ from wbm_bringup.ros.benchmark_bringup import row_name
 
 
 @pytest.mark.parametrize(
-    ("row", "priority", "lockstep", "name"),
+    ("row", "priority", "lockstep", "delay", "name"),
     [
-        ("realtime-500", 50, None, "realtime-500-fifo50"),
-        ("realtime-1000", 0, None, "realtime-1000-normal"),
-        ("realtime-500", 50, "loop", "realtime-500-fifo50"),  # lockstep_priority: lockstep only
-        ("lockstep-500", 50, None, "lockstep-500-normal"),  # the launch's default: false
-        ("lockstep-500", 50, "false", "lockstep-500-normal"),
-        ("lockstep-500", 50, "loop", "lockstep-500-fifo50-loop"),
-        ("lockstep-1000", 30, "true", "lockstep-1000-fifo30-all"),
-        ("lockstep-500", 0, "loop", "lockstep-500-normal"),  # no priority: nothing in FIFO
+        ("realtime-500", 50, None, 0, "realtime-500-fifo50"),
+        ("realtime-1000", 0, None, 0, "realtime-1000-normal"),
+        ("realtime-500", 50, "loop", 0, "realtime-500-fifo50"),  # lockstep_priority: lockstep only
+        ("lockstep-500", 50, None, 0, "lockstep-500-normal"),  # the launch's default: false
+        ("lockstep-500", 50, "false", 0, "lockstep-500-normal"),
+        ("lockstep-500", 50, "loop", 0, "lockstep-500-fifo50-loop"),
+        ("lockstep-1000", 30, "true", 0, "lockstep-1000-fifo30-all"),
+        ("lockstep-500", 0, "loop", 0, "lockstep-500-normal"),  # no priority: nothing in FIFO
+        ("lockstep-500", 50, "loop", 1, "lockstep-500-normal"),  # with a delay: normal
+        ("lockstep-500", 50, "true", 2, "lockstep-500-normal"),
+        ("realtime-500", 50, None, 1, "realtime-500-fifo50"),  # the delay: lockstep only
     ],
 )
-def test_row_names(row, priority, lockstep, name):
-    assert row_name(row, priority, lockstep) == name
+def test_row_names(row, priority, lockstep, delay, name):
+    assert row_name(row, priority, lockstep, delay) == name
 
 
 def test_stage_means_add_up_to_the_lockstep_cycle():

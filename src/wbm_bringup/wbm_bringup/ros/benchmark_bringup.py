@@ -28,7 +28,10 @@ row once per value of the launch's ``command_delay`` in control periods (rows
 ``<row>...-delay<n>``): with 1 the simulator runs one sample ahead of the commands and steps
 while the controller computes, each command acting one control period after its sample; the
 cycle's stages then overlap (their means no longer add up to the cycle) and "command to next
-step" is the command's arrival to the step it lets start, ``n`` samples later.
+step" is the command's arrival to the step it lets start, ``n`` samples later. The launch runs
+a lockstep loop with a delay in normal scheduling whatever ``lockstep_priority`` says (both
+sides at once keep both CPUs busy: in SCHED_FIFO they starved every other process), so such a
+row is named ``-normal`` and measured once per delay.
 
 How cycles are matched: a control cycle is one robot sample, published by the robot interface
 with its stamp (robot time); the controller (trigger ``inputs``, or ``every_sample`` in lockstep
@@ -188,14 +191,16 @@ CPU_LAYOUTS = ("auto", "split", "shared", "any")
 nodes; auto, its default: split where the loop has realtime_priority, any otherwise)."""
 
 
-def row_name(row: str, priority: int, lockstep: str | None) -> str:
+def row_name(row: str, priority: int, lockstep: str | None, delay: int = 0) -> str:
     """A row's name: ``<row>-normal`` or ``<row>-fifo<priority>``.
 
     A lockstep row is ``-normal`` without ``lockstep_priority`` (None: sim.launch.yaml's
-    default, false), and ``-fifo<priority>-loop`` or ``-fifo<priority>-all`` with loop or true.
+    default, false) or with a command delay (``delay`` control periods: sim.launch.yaml runs
+    that loop in normal scheduling), and ``-fifo<priority>-loop`` or ``-fifo<priority>-all``
+    with loop or true.
     """
     lockstep_row = row.startswith("lockstep")
-    if not priority or (lockstep_row and lockstep in (None, "false")):
+    if not priority or (lockstep_row and (lockstep in (None, "false") or delay)):
         return f"{row}-normal"
     suffix = {"loop": "-loop", "true": "-all"}.get(lockstep or "", "") if lockstep_row else ""
     return f"{row}-fifo{priority}{suffix}"
@@ -728,6 +733,7 @@ def main(argv: list[str] | None = None) -> int:
         if latency < -1:
             parser.error(f"--cpu-dma-latency: expected an integer >= -1, got {latency}")
     rows = []
+    measured: set[str] = set()
     for row in args.rows:
         pacing, rate = row.split("-")
         variants = [None]
@@ -740,7 +746,7 @@ def main(argv: list[str] | None = None) -> int:
         for priority, lockstep, layout, latency, probe, delay in itertools.product(
             args.realtime_priority, variants, layouts, latencies, probes, delays
         ):
-            name = row_name(row, priority, lockstep)
+            name = row_name(row, priority, lockstep, delay or 0)
             if layout is not None:
                 name += f"-cpu-{layout}"
             if latency is not None:
@@ -749,6 +755,9 @@ def main(argv: list[str] | None = None) -> int:
                 name += f"-probe-{probe}"
             if delay is not None:
                 name += f"-delay{delay}"
+            if name in measured:
+                continue  # the launch runs it as a row already measured (normal scheduling)
+            measured.add(name)
             rows.append(
                 (
                     name,
