@@ -222,7 +222,8 @@ def test_lockstep_with_a_command_delay_runs_ahead_and_acts_each_command_one_peri
     """command_delay of one control period: answering the first sample lets the node publish
     two (it runs one sample ahead without waiting); the probe then answers every sample in order,
     stamped, with a PD law on it. Against the simulator core stepped in-process with each
-    command acting one period after its sample (the first period on no command): bit for bit."""
+    command acting one period after its sample (the first period on no command): bit for bit.
+    The realtime_priority asked for is not applied (such a loop keeps both CPUs busy)."""
     names = list(panda.joint_names)
     q0 = panda.initial_configuration()
     target = q0 + 0.05
@@ -234,6 +235,7 @@ def test_lockstep_with_a_command_delay_runs_ahead_and_acts_each_command_one_peri
         "control_rate": 100.0,
         "command_delay": 0.01,
         "hold_posture_at_start": False,
+        "realtime_priority": 50,  # not applied with a delay in lockstep (both sides busy)
     }
     commands = []
     states = []
@@ -270,7 +272,10 @@ def test_lockstep_with_a_command_delay_runs_ahead_and_acts_each_command_one_peri
         np.testing.assert_array_equal(state.velocity, expected.joint_velocities)
         np.testing.assert_array_equal(state.effort, expected.joint_efforts)
     assert stamp(states[-1]) == pytest.approx(0.40, abs=1e-9)
-    assert "rejected" not in read_log(tmp_path / "node.log")
+    log = read_log(tmp_path / "node.log")
+    assert "rejected" not in log
+    assert "realtime_priority 50 not applied in lockstep with a command_delay" in log, log
+    assert "SCHED_FIFO on" not in log
     # The law moved the arm (the commands are in the loop, not constant).
     assert np.abs(np.array(states[-1].position) - np.array(states[1].position)).max() > 1e-3
 

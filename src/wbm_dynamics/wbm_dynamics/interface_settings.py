@@ -62,7 +62,10 @@ class RobotInterfaceSettings(Settings):
             steppable backend (a real robot has its own latency).
         push_duration: How long a wrench received on ``apply_wrench`` acts [s].
         realtime_priority: SCHED_FIFO priority (1-99) of the node's threads, where permitted
-            (:mod:`wbm_description.realtime_priority`); 0: normal scheduling.
+            (:mod:`wbm_description.realtime_priority`); 0: normal scheduling. Not applied as
+            fast as possible (a loop that never waits) nor in lockstep with a
+            ``command_delay`` (both sides of the loop run at once: in SCHED_FIFO they would
+            keep the CPUs from every other process).
         realtime_threads: The threads ``realtime_priority`` sets: ``"all"`` of the process, or
             ``"loop"``: the input thread (it takes the commands, and in lockstep steps and
             publishes), the pacing thread and the middleware's receive threads.
@@ -136,7 +139,8 @@ class RobotInterfaceSettings(Settings):
         ge=0,
         le=99,
         doc="SCHED_FIFO priority of the node's threads (1-99, as ros2_control's thread_priority)"
-        "; 0: normal scheduling",
+        "; 0: normal scheduling; not applied as fast as possible nor in lockstep with a "
+        "command_delay",
     )
     realtime_threads: str = setting(
         "all",

@@ -234,12 +234,22 @@ class RobotInterfaceNode(WbmNode):
         self.apply_cpu_affinity(self.settings.cpu_affinity)
         self.request_cpu_latency(self.settings.cpu_dma_latency)
         priority = self.settings.realtime_priority
-        if priority and self.settings.pacing == "as_fast_as_possible":
+        settings = self.settings
+        if priority and settings.pacing == "as_fast_as_possible":
             # A loop that never waits, in SCHED_FIFO, would keep a core from every other
             # process. Realtime and lockstep loops wait for their period or for the command.
             self.get_logger().info(
                 f"realtime_priority {priority} not applied in as_fast_as_possible pacing (the "
                 "loop never waits): normal scheduling"
+            )
+            return
+        if priority and settings.pacing == "lockstep" and settings.command_delay > 0.0:
+            # Both sides of that loop run at once and keep both CPUs of a 2-core machine busy:
+            # in SCHED_FIFO it starved every other process (the launch files' rule too).
+            self.get_logger().info(
+                f"realtime_priority {priority} not applied in lockstep with a command_delay "
+                "(the simulator and the controller run at once and would keep the CPUs from "
+                "every other process): normal scheduling"
             )
             return
         loop = [self.input_thread.native_id, self.loop.native_id]
