@@ -210,3 +210,32 @@ def test_run_timing_splits_the_launch_into_start_running_and_stop(icub: WholeBod
     text = report.text(scenario)
     assert "1.33x real time while the robot ran (8.00 s simulated in 6.00 s)" in text
     assert "start 4.5 s, stop 1.5 s" in text
+
+
+def test_a_recording_without_the_robots_topics_is_refused_by_name(icub: WholeBodyModel, tmp_path):
+    """A launch that failed before the robot published leaves /rosout alone in the bag: the
+    report says what is missing (rosbags reads every connection when given none: a /rosout Log
+    was read as a robot message before)."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    from wbm_bringup.demo.report import read_recording
+
+    store = get_typestore(Stores.ROS2_KILTED)
+    types = store.types
+    bag = tmp_path / "bag"
+    with Writer(bag, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        kind = "rcl_interfaces/msg/Log"
+        connection = writer.add_connection("/rosout", kind, typestore=store)
+        log = types[kind](
+            stamp=types["builtin_interfaces/msg/Time"](sec=0, nanosec=0),
+            level=50,
+            name="robot_interface",
+            msg="cannot start",
+            file="",
+            function="",
+            line=0,
+        )
+        writer.write(connection, 0, store.serialize_cdr(log, kind))
+    with pytest.raises(ValueError, match="no joint_states and ground_truth/odom"):
+        read_recording(bag, icub)

@@ -100,7 +100,9 @@ def read_recording(bag: Path, model: WholeBodyModel, *, namespace: str = "") -> 
         }
         wanted |= set(event_topics)
         connections = [c for c in reader.connections if c.topic in wanted]
-        for connection, _, raw in reader.messages(connections=connections):
+        # rosbags reads every connection for an empty list (a launch that failed early).
+        messages = reader.messages(connections=connections) if connections else ()
+        for connection, _, raw in messages:
             message = reader.deserialize(raw, connection.msgtype)
             stamp = message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
             if connection.topic in event_topics:

@@ -26,7 +26,7 @@ from wbm_bringup.demo.report import (
     write_plots,
 )
 from wbm_bringup.demo.scenario import DemoScenario
-from wbm_bringup.launching import LaunchPlan, LaunchRunner, plan_launch
+from wbm_bringup.launching import LaunchPlan, LaunchRunner, check_plan, plan_launch
 from wbm_bringup.share import launch_file
 from wbm_bringup.viewer.foxglove_layout import copy_layout_beside
 from wbm_description.exceptions import WbmError
@@ -35,7 +35,11 @@ from wbm_description.whole_body_model import WholeBodyModel
 
 
 def _plan(args: argparse.Namespace, bag: Path, scenario: DemoScenario) -> LaunchPlan:
-    return plan_launch(
+    """The demo's launch, its nodes' parameters checked before anything starts.
+
+    As ``wbm launch`` does: a refused value names the launch argument.
+    """
+    plan = plan_launch(
         args.launch_file,
         {
             "controller_mode": args.controller_mode,
@@ -47,6 +51,8 @@ def _plan(args: argparse.Namespace, bag: Path, scenario: DemoScenario) -> Launch
             "command_delay": repr(args.command_delay),
         },
     )
+    check_plan(plan)
+    return plan
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -124,7 +130,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print("[wbm demo] computing the report from the recording ...", flush=True)
     model = WholeBodyModel.from_config(load_robot("icub"))
-    recording = read_recording(bag, model)
+    try:
+        recording = read_recording(bag, model)
+    except ValueError as error:  # e.g. a launch that failed before the robot published
+        print(f"[wbm demo] error: no report: {error}", file=sys.stderr)
+        return 1
     simulated = float(recording.time[-1] - recording.time[0])
     recording, scenario = aligned(recording, scenario)  # from the scenario's start on
     try:

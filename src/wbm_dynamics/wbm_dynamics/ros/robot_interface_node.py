@@ -231,30 +231,30 @@ class RobotInterfaceNode(WbmNode):
         """
         self.loop.start()
         self.input_thread.start()
-        self.apply_cpu_affinity(self.settings.cpu_affinity)
-        self.request_cpu_latency(self.settings.cpu_dma_latency)
-        priority = self.settings.realtime_priority
         settings = self.settings
-        if priority and settings.pacing == "as_fast_as_possible":
-            # A loop that never waits, in SCHED_FIFO, would keep a core from every other
-            # process. Realtime and lockstep loops wait for their period or for the command.
-            self.get_logger().info(
-                f"realtime_priority {priority} not applied in as_fast_as_possible pacing (the "
-                "loop never waits): normal scheduling"
+        self.apply_cpu_affinity(settings.cpu_affinity)
+        self.request_cpu_latency(settings.cpu_dma_latency)
+        priority = settings.realtime_priority
+        # Loops that would keep the CPUs from every other process in SCHED_FIFO: one that never
+        # waits, and a lockstep loop with a command delay, whose two sides run at once (it
+        # starved every other process on the 2-core machine; the launch files' rule too).
+        # Realtime and strict lockstep loops wait for their period or for the command.
+        busy = None
+        if settings.pacing == "as_fast_as_possible":
+            busy = "in as_fast_as_possible pacing (the loop never waits)"
+        elif settings.pacing == "lockstep" and settings.command_delay > 0.0:
+            busy = (
+                "in lockstep with a command_delay (the simulator and the controller run at "
+                "once and would keep the CPUs from every other process)"
             )
-            return
-        if priority and settings.pacing == "lockstep" and settings.command_delay > 0.0:
-            # Both sides of that loop run at once and keep both CPUs of a 2-core machine busy:
-            # in SCHED_FIFO it starved every other process (the launch files' rule too).
+        if priority and busy is not None:
             self.get_logger().info(
-                f"realtime_priority {priority} not applied in lockstep with a command_delay "
-                "(the simulator and the controller run at once and would keep the CPUs from "
-                "every other process): normal scheduling"
+                f"realtime_priority {priority} not applied {busy}: normal scheduling"
             )
             return
         loop = [self.input_thread.native_id, self.loop.native_id]
         self.apply_realtime_priority(
-            priority, self.settings.realtime_threads, [tid for tid in loop if tid is not None]
+            priority, settings.realtime_threads, [tid for tid in loop if tid is not None]
         )
 
     def stop(self) -> None:
