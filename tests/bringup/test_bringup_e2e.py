@@ -269,11 +269,15 @@ def test_lockstep_with_a_command_delay_is_deterministic_through_the_bringup():
         launch = wbm_launch("sim.launch.yaml", "pacing:=lockstep", f"command_delay:={delay}")
         probe = Probe()
         try:
-            # Until the probe has heard the poses of 3 s (it lags the clock on a loaded
-            # machine: it stopped at half of them when it stopped with the clock).
-            probe.spin_until(
-                lambda: probe.heights and probe.heights[-1][0] >= 3.0, WALL_TIMEOUT, "3 s", launch
-            )
+            # Until the probe has heard the poses of 3.5 s (it lags the clock on a loaded
+            # machine: it stopped at half of them when it stopped with the clock), 0.5 s more
+            # than the comparison needs: a starved probe loses runs of samples (in a CI run
+            # one probe's last sample before 3 s was at 2.854 s; beside three busy processes,
+            # gaps of up to 0.36 s with queues of 100 or of 2000).
+            def heard() -> bool:
+                return bool(probe.heights) and probe.heights[-1][0] >= 3.5
+
+            probe.spin_until(heard, WALL_TIMEOUT, "3.5 s", launch)
             assert "joint_commands dropped" not in launch.output, launch.output[-3000:]
         finally:
             probe.close()
@@ -283,8 +287,11 @@ def test_lockstep_with_a_command_delay_is_deterministic_through_the_bringup():
     first, second, undelayed = heights("0.002"), heights("0.002"), heights("0.0")
     common = sorted(set(first) & set(second))
     # The probe is a Python subscriber (queue of 100) beside a loop faster than real time: on a
-    # loaded machine it misses some; hundreds over the 3 s are compared.
-    assert len(common) > 500 and common[-1] >= 2.9, (len(first), len(second))
+    # loaded machine it misses some (beside three busy processes the two probes heard 648 and
+    # 1234 of about 1750 samples); hundreds through 2.9 s at least are compared, where a
+    # controller stepping on its clock instead of the sample's time made almost every sample
+    # differ (above).
+    assert len(common) > 200 and common[-1] >= 2.9, (len(first), len(second), common[-1:])
     assert [first[t] for t in common] == [second[t] for t in common]
     shared = sorted(set(first) & set(undelayed))
     assert max(abs(first[t] - undelayed[t]) for t in shared) > 1e-9
