@@ -5,7 +5,8 @@ The wheels have no ``librmw_implementation.so``: ``librcl.so`` and rclpy's exten
 middleware. Loading ``librmw_cyclonedds_cpp.so`` with ``RTLD_GLOBAL`` before rclpy is imported
 puts its ``rmw_*`` symbols first in the global lookup scope, so rcl's calls bind to Cyclone DDS
 (ELF symbol interposition); Fast DDS stays loaded but idle. Python imports this module at start
-when its directory is on ``PYTHONPATH`` (``env.sh`` of the build puts it there).
+when its directory is on ``PYTHONPATH`` (``env.sh`` of the build puts it there), in place of
+any other ``sitecustomize`` further down the path (this environment has none).
 """
 
 import ctypes
